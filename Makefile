@@ -1,0 +1,30 @@
+# Quickstart: `make demo` and `make test` both create .venv if missing and install everything.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint clean
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# The CPU wheel of torch first: any looser spec would pull a multi-GB CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/routecli solve data/demo/cvrp-demo-50.vrp --model nn --seed 0
+	$(BIN)/routecli solve data/demo/cvrp-demo-50.vrp --model hgs --time-limit 2 --seed 0
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check routecli tests benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,137 @@
+"""Seeded, vectorised generators of synthetic instances, one per problem.
+
+Each generator returns a *batch*: a dict of numpy arrays with a leading batch axis ``B``.
+Node 0 is the depot wherever a problem has one. Formulas (unit square, Euclidean, speed 1):
+
+- TSP (uniform): ``x_i ~ U[0,1]^2``.
+- CVRP: locations uniform, or clustered (see :func:`clustered_locations`); demands
+  ``d_i ~ U{1..9}``; capacity 50 (MiLoop protocol) or the PE paper's Appendix F rule
+  :func:`pe_capacity`.
+- VRPTW (PE Appendix F, Solomon-style): CVRP data plus service ``s_i ~ U[0.15, 0.18]``, window
+  width ``w_i ~ U[0.18, 0.20]`` and a depot horizon ``[0, T]`` with ``T = 4.6``; the window start
+  is ``e_i ~ U[c_0i, T - c_i0 - s_i - w_i]`` so the out-and-back route to every customer alone
+  is on time: every instance is feasible by construction.
+- PCVRP (PE Appendix F): CVRP data plus prizes ``p_i = kappa * xi_i * d_i`` with
+  ``xi_i ~ U[0.8, 1.2]``; ``kappa`` per instance is the median of ``c_i / (xi_i d_i)`` where
+  ``c_i`` is the cheapest detour that serves ``i`` between its two nearest other nodes (a
+  greedy insertion oracle), so about half of the customers pay for their detour.
+- PDTSP (Li et al. 2022, MiLoop App. B.2): depot + ``n/2`` pickups + ``n/2`` deliveries,
+  all uniform; pickup ``i`` pairs with delivery ``i + n/2``.
+- KP (BQ protocol): weights and values ``U[0,1]``; capacity one of 10/25/50/100.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from routecli.generate.batch import batch_instances, load_batch, save_batch
+
+KP_CAPACITIES = (10, 25, 50, 100)
+MILOOP_CVRP_CAPACITY = 50
+VRPTW_HORIZON = 4.6
+
+
+def pe_capacity(n: int) -> int:
+    """Vehicle capacity for ``n`` customers, PE paper Appendix F."""
+    if n > 1000:
+        return 30 + int(1000 / 5 + (n - 1000) / 33.3)
+    if n > 20:
+        return 30 + n // 5
+    return 30
+
+
+def uniform_locations(rng: np.random.Generator, num: int, nodes: int) -> np.ndarray:
+    """``[B, nodes, 2]`` points uniform in the unit square."""
+    return rng.random((num, nodes, 2))
+
+
+def clustered_locations(rng: np.random.Generator, num: int, nodes: int) -> np.ndarray:
+    """``[B, nodes, 2]``: depot uniform, customers around ``S ~ U{3..8}`` uniform seeds with
+    Gaussian spread ``sigma ~ U[0.03, 0.1]`` per seed (Queiroga et al. 2022 style), clipped
+    to the unit square."""
+    seeds_per = rng.integers(3, 9, size=num)
+    seeds = rng.random((num, 8, 2))
+    sigma = rng.uniform(0.03, 0.1, size=(num, 8))
+    pick = np.floor(rng.random((num, nodes - 1)) * seeds_per[:, None]).astype(np.int64)
+    centre = np.take_along_axis(seeds, pick[..., None], axis=1)
+    spread = np.take_along_axis(sigma, pick, axis=1)[..., None]
+    customers = np.clip(centre + rng.normal(size=(num, nodes - 1, 2)) * spread, 0.0, 1.0)
+    return np.concatenate([rng.random((num, 1, 2)), customers], axis=1)
+
+
+def tsp(num: int, n: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"locs": uniform_locations(rng, num, n)}
+
+
+def cvrp(num: int, n: int, seed: int, capacity: float | None = MILOOP_CVRP_CAPACITY,
+         distribution: str = "uniform") -> dict[str, np.ndarray]:
+    """``n`` customers; ``capacity=None`` uses :func:`pe_capacity`."""
+    rng = np.random.default_rng(seed)
+    if distribution == "uniform":
+        locs = uniform_locations(rng, num, n + 1)
+    elif distribution == "clustered":
+        locs = clustered_locations(rng, num, n + 1)
+    else:
+        raise ValueError(f"unknown distribution {distribution!r}; expected uniform or clustered")
+    demand = rng.integers(1, 10, size=(num, n + 1))
+    demand[:, 0] = 0
+    cap = pe_capacity(n) if capacity is None else capacity
+    return {"locs": locs, "demand": demand, "capacity": np.full(num, float(cap))}
+
+
+def vrptw(num: int, n: int, seed: int, capacity: float | None = None,
+          distribution: str = "uniform") -> dict[str, np.ndarray]:
+    batch = cvrp(num, n, seed, capacity, distribution)
+    rng = np.random.default_rng([seed, 1])
+    locs = batch["locs"]
+    to_depot = np.linalg.norm(locs - locs[:, :1], axis=-1)  # symmetric: c_0i = c_i0
+    service = rng.uniform(0.15, 0.18, size=(num, n + 1))
+    width = rng.uniform(0.18, 0.20, size=(num, n + 1))
+    latest_start = VRPTW_HORIZON - to_depot - service - width
+    ready = to_depot + rng.random((num, n + 1)) * (latest_start - to_depot)
+    due = ready + width
+    service[:, 0] = 0.0
+    ready[:, 0] = 0.0
+    due[:, 0] = VRPTW_HORIZON
+    return {**batch, "ready": ready, "due": due, "service": service}
+
+
+def pcvrp(num: int, n: int, seed: int, capacity: float | None = None,
+          distribution: str = "uniform") -> dict[str, np.ndarray]:
+    batch = cvrp(num, n, seed, capacity, distribution)
+    rng = np.random.default_rng([seed, 2])
+    locs, demand = batch["locs"], batch["demand"].astype(np.float64)
+    dist = np.linalg.norm(locs[:, :, None] - locs[:, None], axis=-1)
+    np.einsum("bii->bi", dist)[:] = np.inf
+    near = np.argsort(dist[:, 1:], axis=-1)[..., :2]  # two nearest other nodes of each customer
+    rows = np.arange(num)[:, None]
+    cust = np.arange(1, n + 1)[None]
+    a, b = near[..., 0], near[..., 1]
+    detour = dist[rows, a, cust] + dist[rows, cust, b] - dist[rows, a, b]
+    xi = rng.uniform(0.8, 1.2, size=(num, n + 1))
+    kappa = np.median(detour / (xi[:, 1:] * demand[:, 1:]), axis=1)
+    prize = kappa[:, None] * xi * demand
+    prize[:, 0] = 0.0
+    return {**batch, "prize": prize}
+
+
+def pdtsp(num: int, n: int, seed: int) -> dict[str, np.ndarray]:
+    """``n`` (even) pickup and delivery nodes plus the depot."""
+    if n % 2:
+        raise ValueError(f"PDTSP needs an even number of pickup/delivery nodes, got {n}")
+    rng = np.random.default_rng(seed)
+    return {"locs": uniform_locations(rng, num, n + 1)}
+
+
+def kp(num: int, n: int, seed: int, capacity: float = 25) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"weights": rng.random((num, n)), "values": rng.random((num, n)),
+            "capacity": np.full(num, float(capacity))}
+
+
+GENERATORS = {"tsp": tsp, "cvrp": cvrp, "vrptw": vrptw, "pcvrp": pcvrp, "pdtsp": pdtsp, "kp": kp}
+
+__all__ = ["GENERATORS", "KP_CAPACITIES", "MILOOP_CVRP_CAPACITY", "batch_instances",
+           "clustered_locations", "cvrp", "kp", "load_batch", "pcvrp", "pdtsp", "pe_capacity",
+           "save_batch", "tsp", "uniform_locations", "vrptw"]

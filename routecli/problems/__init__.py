@@ -1,0 +1,53 @@
+"""Instance and solution types per problem, with ``cost`` and ``validate``.
+
+Every instance has ``name``, ``problem``, ``sense`` ("min"/"max"), ``size``, ``cost(solution)``
+and ``validate(solution) -> list[str]`` (empty when feasible; each entry names one violation).
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+from routecli.problems.base import InfeasibleSolutionError, Routes, Selection, Tour
+from routecli.problems.cvrp import CVRPInstance
+from routecli.problems.kp import KPInstance
+from routecli.problems.metric import Metric
+from routecli.problems.pcvrp import PCVRPInstance
+from routecli.problems.pdtsp import PDTSPInstance
+from routecli.problems.tsp import TSPInstance
+from routecli.problems.vrptw import VRPTWInstance
+
+Instance = Union[TSPInstance, CVRPInstance, VRPTWInstance, PCVRPInstance, PDTSPInstance, KPInstance]
+Solution = Union[Tour, Routes, Selection]
+
+
+def validate(instance: Instance, solution: Solution) -> list[str]:
+    """Every constraint ``solution`` breaks on ``instance``, in words (empty when feasible)."""
+    expected = Routes if isinstance(solution, Routes) else type(solution)
+    if instance.problem in ("tsp", "pdtsp") and expected is not Tour:
+        return [f"a {instance.problem} solution must be a tour, got {type(solution).__name__}"]
+    if instance.problem in ("cvrp", "vrptw", "pcvrp") and expected is not Routes:
+        return [f"a {instance.problem} solution must be routes, got {type(solution).__name__}"]
+    return instance.validate(solution)  # type: ignore[arg-type]
+
+
+def check(instance: Instance, solution: Solution) -> None:
+    """Raise :class:`InfeasibleSolutionError` if ``solution`` is not feasible for ``instance``."""
+    problems = validate(instance, solution)
+    if problems:
+        raise InfeasibleSolutionError(problems)
+
+
+def gap(cost: float, reference: float, sense: str = "min") -> float:
+    """Percentage gap of ``cost`` to ``reference`` (positive = worse)."""
+    if reference == 0:
+        return float("nan")
+    sign = 1.0 if sense == "min" else -1.0
+    return 100.0 * sign * (cost - reference) / abs(reference)
+
+
+__all__ = [
+    "CVRPInstance", "InfeasibleSolutionError", "Instance", "KPInstance", "Metric",
+    "PCVRPInstance", "PDTSPInstance", "Routes", "Selection", "Solution", "TSPInstance",
+    "Tour", "VRPTWInstance", "check", "gap", "validate",
+]

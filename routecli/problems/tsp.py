@@ -1,0 +1,40 @@
+"""Travelling salesman problem: visit every node once on a closed tour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from routecli.problems.base import Tour, check_permutation
+from routecli.problems.metric import Metric
+
+
+@dataclass(frozen=True)
+class TSPInstance:
+    """``N`` nodes measured by ``metric``; ``coords`` ``[N, 2]`` (``None`` for matrix-only files)."""
+
+    name: str
+    metric: Metric
+    problem: ClassVar[str] = "tsp"
+    sense: ClassVar[str] = "min"
+
+    @property
+    def coords(self) -> np.ndarray | None:
+        return self.metric.coords
+
+    @property
+    def num_nodes(self) -> int:
+        return self.metric.size
+
+    @property
+    def size(self) -> int:
+        """Number of nodes, the ``n`` of benchmark tables."""
+        return self.num_nodes
+
+    def cost(self, solution: Tour) -> float:
+        return self.metric.tour(solution.order)
+
+    def validate(self, solution: Tour) -> list[str]:
+        return check_permutation(solution.order, np.arange(self.num_nodes), "node")
