@@ -12,9 +12,10 @@ Node 0 is the depot wherever a problem has one. Formulas (unit square, Euclidean
   is ``e_i ~ U[c_0i, T - c_i0 - s_i - w_i]`` so the out-and-back route to every customer alone
   is on time: every instance is feasible by construction.
 - PCVRP (PE Appendix F): CVRP data plus prizes ``p_i = kappa * xi_i * d_i`` with
-  ``xi_i ~ U[0.8, 1.2]``; ``kappa`` per instance is the median of ``c_i / (xi_i d_i)`` where
-  ``c_i`` is the cheapest detour that serves ``i`` between its two nearest other nodes (a
-  greedy insertion oracle), so about half of the customers pay for their detour.
+  ``xi_i ~ U[0.8, 1.2]``; the greedy oracle is the nearest-neighbour CVRP solution, where a
+  customer's share of its route's cost is ``u_r d_i`` (``u_r`` = route cost / route load);
+  ``kappa`` per instance is the median of ``u_r(i) / xi_i``, so about half of the customers
+  earn more than their share.
 - PDTSP (Li et al. 2022, MiLoop App. B.2): depot + ``n/2`` pickups + ``n/2`` deliveries,
   all uniform; pickup ``i`` pairs with delivery ``i + n/2``.
 - KP (BQ protocol): weights and values ``U[0,1]``; capacity one of 10/25/50/100.
@@ -101,19 +102,41 @@ def pcvrp(num: int, n: int, seed: int, capacity: float | None = None,
           distribution: str = "uniform") -> dict[str, np.ndarray]:
     batch = cvrp(num, n, seed, capacity, distribution)
     rng = np.random.default_rng([seed, 2])
-    locs, demand = batch["locs"], batch["demand"].astype(np.float64)
-    dist = np.linalg.norm(locs[:, :, None] - locs[:, None], axis=-1)
-    np.einsum("bii->bi", dist)[:] = np.inf
-    near = np.argsort(dist[:, 1:], axis=-1)[..., :2]  # two nearest other nodes of each customer
-    rows = np.arange(num)[:, None]
-    cust = np.arange(1, n + 1)[None]
-    a, b = near[..., 0], near[..., 1]
-    detour = dist[rows, a, cust] + dist[rows, cust, b] - dist[rows, a, b]
     xi = rng.uniform(0.8, 1.2, size=(num, n + 1))
-    kappa = np.median(detour / (xi[:, 1:] * demand[:, 1:]), axis=1)
-    prize = kappa[:, None] * xi * demand
+    unit_cost = np.stack([_nearest_neighbour_unit_cost(batch["locs"][b], batch["demand"][b],
+                                                       float(batch["capacity"][b]))
+                          for b in range(num)])
+    kappa = np.median(unit_cost[:, 1:] / xi[:, 1:], axis=1)
+    prize = kappa[:, None] * xi * batch["demand"]
     prize[:, 0] = 0.0
     return {**batch, "prize": prize}
+
+
+def _nearest_neighbour_unit_cost(locs: np.ndarray, demand: np.ndarray,
+                                 capacity: float) -> np.ndarray:
+    """Cost per unit of demand of the nearest-neighbour route serving each customer. ``[n+1]``.
+
+    A customer whose prize exceeds its demand share of its route's cost pays for itself in
+    this greedy solution; the PCVRP prize scale is set so half of the customers do.
+    """
+    from routecli.baselines.construction import nearest_neighbour_paths
+
+    none = np.zeros(0)
+    path = nearest_neighbour_paths(locs, np.zeros((0, 0)), demand.astype(np.float64), capacity,
+                                   none, none, none, np.zeros(len(locs), np.int64), True)
+    route_id = np.cumsum(path == 0)
+    closed = np.concatenate([[0], path, [0]])
+    legs = np.linalg.norm(locs[closed[1:]] - locs[closed[:-1]], axis=-1)
+    # leg k enters node path[k]; the final leg returns to the depot from the last route.
+    leg_route = np.concatenate([route_id, route_id[-1:]])
+    leg_route[:-1][path == 0] -= 1  # a leg into the depot closes the previous route
+    route_cost = np.bincount(leg_route, weights=legs)
+    customers = path != 0
+    route_load = np.bincount(route_id[customers], weights=demand[path[customers]],
+                             minlength=len(route_cost))
+    unit = np.zeros(len(locs))
+    unit[path[customers]] = (route_cost / np.maximum(route_load, 1e-12))[route_id[customers]]
+    return unit
 
 
 def pdtsp(num: int, n: int, seed: int) -> dict[str, np.ndarray]:

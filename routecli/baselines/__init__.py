@@ -1,0 +1,1 @@
+"""Classical baselines: nearest-neighbour construction and PyVRP's hybrid genetic search."""

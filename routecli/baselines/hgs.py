@@ -1,0 +1,125 @@
+"""PyVRP's hybrid genetic search (Vidal 2022; Wouda et al. 2024) as the classical reference.
+
+Every problem with a depot maps onto one PyVRP ``ProblemData``: TSP is a single uncapacitated
+vehicle, CVRP an unlimited fleet, VRPTW adds windows and service times, PCVRP optional clients
+with prizes (PyVRP minimises distance + uncollected prizes, the same argmin as distance -
+collected prizes), PDTSP one vehicle with pickup-delivery shipments. PyVRP works in integers:
+integral metrics (TSPLIB rules, explicit matrices) go in unchanged; exact Euclidean instances
+are scaled by :data:`EXACT_SCALE` and rounded, and the returned solution is re-costed by the
+instance on its own scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyvrp
+from pyvrp.stop import MaxIterations, MaxRuntime
+
+from routecli.problems import (
+    CVRPInstance, Instance, PCVRPInstance, PDTSPInstance, Routes, Solution, Tour, TSPInstance,
+    VRPTWInstance,
+)
+from routecli.solvers import SolveOptions
+
+EXACT_SCALE = 10_000
+DEFAULT_TIME_LIMIT = 10.0
+_UNLIMITED = np.iinfo(np.int64).max
+
+
+def _scale(instance: Instance) -> float:
+    return EXACT_SCALE if instance.metric.rule == "exact" else 1.0  # type: ignore[union-attr]
+
+
+def problem_data(instance: Instance) -> pyvrp.ProblemData:
+    """Translate ``instance`` into PyVRP's data model (location 0 is the depot)."""
+    metric = instance.metric  # type: ignore[union-attr]
+    scale = _scale(instance)
+    matrix = np.rint(metric.full_matrix() * scale).astype(np.int64)
+    coords = metric.coords if metric.coords is not None else np.zeros((metric.size, 2))
+    locations = [pyvrp.Location(float(x), float(y)) for x, y in coords]
+    n = metric.size
+    clients: list[pyvrp.Client] = []
+    shipments: list[pyvrp.Shipment] = []
+    depot = pyvrp.Depot(0)
+    vehicle = pyvrp.VehicleType(num_available=1, capacity=[])
+    if isinstance(instance, TSPInstance):
+        clients = [pyvrp.Client(location=i) for i in range(1, n)]
+    elif isinstance(instance, PDTSPInstance):
+        r = instance.num_requests
+        shipments = [pyvrp.Shipment(i, i + r) for i in range(1, r + 1)]
+    else:
+        demand = np.asarray(instance.demands).astype(np.int64)  # type: ignore[union-attr]
+        capacity = int(instance.capacity)  # type: ignore[union-attr]
+        tw = _time_windows(instance, scale)
+        if tw is not None:
+            ready, due, service = tw
+            depot = pyvrp.Depot(0, tw_early=int(ready[0]), tw_late=int(due[0]))
+            vehicle = pyvrp.VehicleType(num_available=n - 1, capacity=[capacity],
+                                        tw_early=int(ready[0]), tw_late=int(due[0]))
+        else:
+            ready = np.zeros(n, np.int64)
+            due = np.full(n, _UNLIMITED)
+            service = np.zeros(n, np.int64)
+            vehicle = pyvrp.VehicleType(num_available=n - 1, capacity=[capacity])
+        optional = isinstance(instance, PCVRPInstance)
+        prizes = (np.rint(np.asarray(instance.prizes) * scale).astype(np.int64)
+                  if optional else np.zeros(n, np.int64))
+        clients = [
+            pyvrp.Client(location=i, delivery=[int(demand[i])], service_duration=int(service[i]),
+                         tw_early=int(ready[i]), tw_late=int(due[i]), prize=int(prizes[i]),
+                         required=not optional)
+            for i in range(1, n)
+        ]
+    return pyvrp.ProblemData(locations, clients, [depot], [vehicle], [matrix], [matrix],
+                             shipments=shipments)
+
+
+def _time_windows(instance: Instance, scale: float):  # noqa: ANN202 - tuple of 3 arrays or None
+    if not isinstance(instance, VRPTWInstance):
+        return None
+    # Floor the opening and ceil the closing would loosen windows; round each like distances
+    # so an integral instance is passed through exactly.
+    return tuple(np.rint(np.asarray(a, np.float64) * scale).astype(np.int64)
+                 for a in (instance.ready, instance.due, instance.service))
+
+
+def _locations(route: pyvrp.Route, data: pyvrp.ProblemData) -> list[int]:
+    """Location indices a route visits, depots excluded, in order."""
+    out: list[int] = []
+    for act in route.schedule():
+        kind = act.type
+        if kind == pyvrp.ActivityType.CLIENT:
+            out.append(data.client(act.idx).location)
+        elif kind == pyvrp.ActivityType.PICKUP:
+            out.append(data.shipment(act.idx).pickup.location)
+        elif kind == pyvrp.ActivityType.DELIVERY:
+            out.append(data.shipment(act.idx).delivery.location)
+    return out
+
+
+def to_solution(instance: Instance, result_routes: list[list[int]]) -> Solution:
+    if isinstance(instance, TSPInstance | PDTSPInstance):
+        visits = [v for route in result_routes for v in route]
+        return Tour(np.array([0, *visits], dtype=np.int64))
+    return Routes(result_routes)
+
+
+class HGS:
+    name = "hgs"
+    problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp")
+
+    def __init__(self, max_iterations: int | None = None):
+        self.max_iterations = max_iterations
+
+    def solve(self, instance: Instance, *, seed: int = 0,
+              time_limit: float | None = None) -> Solution:
+        data = problem_data(instance)
+        stop = (MaxIterations(self.max_iterations) if self.max_iterations
+                else MaxRuntime(time_limit or DEFAULT_TIME_LIMIT))
+        result = pyvrp.solve(data, stop, seed=seed, display=False)
+        routes = [_locations(route, data) for route in result.best.routes()]
+        return to_solution(instance, routes)
+
+
+def make(options: SolveOptions) -> HGS:
+    return HGS()
