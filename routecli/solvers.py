@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from routecli.errors import OptionError
 from routecli.problems import Instance, Solution, gap, validate
 
 
@@ -47,8 +48,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
 }
 
 
-class UnknownSolverError(ValueError):
-    pass
+class UnknownSolverError(OptionError):
+    """No such model, or the model does not solve the instance's problem."""
 
 
 def make_solver(name: str, options: SolveOptions | None = None) -> Solver:

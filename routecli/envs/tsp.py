@@ -1,0 +1,55 @@
+"""Batched TSP construction: start at ``first``, visit every unvisited node once, close the tour."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from routecli.envs.base import Observation, compact, normalise_coords, path_length
+
+
+class TSPEnv:
+    """B instances of N nodes, all constructed in lock step (every tour has N - 1 decisions).
+
+    locs ``[B, N, 2]``; start ``[B]`` the first node of each tour.
+    """
+
+    problem = "tsp"
+
+    def __init__(self, locs: Tensor, start: Tensor):
+        self.locs = locs
+        self.batch, self.num_nodes = locs.shape[:2]
+        rows = torch.arange(self.batch, device=locs.device)
+        self.visited = torch.zeros(self.batch, self.num_nodes, dtype=torch.bool,
+                                   device=locs.device)
+        self.visited[rows, start] = True
+        self.first = start.clone()
+        self.current = start.clone()
+        self.actions: list[Tensor] = [start.clone()]
+
+    @property
+    def done(self) -> Tensor:
+        """``[B]`` bool: every node visited."""
+        return self.visited.all(1)
+
+    def observe(self) -> Observation:
+        cand, cand_valid = compact(~self.visited, pad_id=self.num_nodes)  # [B, K]
+        nodes = torch.cat([self.first[:, None], self.current[:, None], cand], 1)  # [B, R]
+        valid = torch.cat([torch.ones_like(nodes[:, :2], dtype=torch.bool), cand_valid], 1)
+        raw = self.locs.gather(1, nodes.clamp_max(self.num_nodes - 1)[..., None].expand(-1, -1, 2))
+        coords = normalise_coords(raw, valid)  # [B, R, 2]
+        return Observation(nodes, coords, coords, valid, cand_valid, cand_valid.sum(1))
+
+    def step(self, nodes: Tensor) -> None:
+        """Visit ``nodes`` ``[B]`` (node ids, not candidate positions)."""
+        self.visited[torch.arange(self.batch, device=nodes.device), nodes] = True
+        self.current = nodes
+        self.actions.append(nodes)
+
+    def tours(self) -> Tensor:
+        """``[B, N]`` visiting order."""
+        return torch.stack(self.actions, 1)
+
+    def cost(self) -> Tensor:
+        """``[B]`` closed tour lengths (the negated reward)."""
+        return path_length(self.locs, self.tours())

@@ -1,0 +1,85 @@
+"""Solution files: CVRPLIB ``.sol`` (``Route #k: ...`` lines and ``Cost``) and TSPLIB ``.tour``.
+
+Writes are atomic: text goes to a temporary file in the same folder, then is renamed, so a
+failed run never leaves a half-written solution behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from routecli.errors import InstanceFormatError
+from routecli.io.tsplib import format_tour, read_text, read_tour
+from routecli.problems import Instance, Routes, Solution, Tour
+
+
+def format_sol(solution: Routes, cost: float) -> str:
+    lines = [f"Route #{k + 1}: " + " ".join(str(int(c)) for c in route)
+             for k, route in enumerate(solution.routes)]
+    cost_text = f"{cost:.0f}" if float(cost).is_integer() else f"{cost:.6f}"
+    return "\n".join([*lines, f"Cost {cost_text}"]) + "\n"
+
+
+def parse_sol(path: str | Path) -> tuple[Routes, float | None]:
+    """Routes (customer ids as written: depot 0 omitted) and the stated cost, if any."""
+    source = str(path)
+    routes: list[list[int]] = []
+    cost: float | None = None
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        head, _, rest = line.partition(":")
+        try:
+            if head.lower().startswith("route"):
+                routes.append([int(tok) for tok in rest.split()])
+            elif head.lower().startswith("cost"):
+                cost = float(line.split()[1] if not rest else rest.split()[0])
+        except (ValueError, IndexError):
+            raise InstanceFormatError(f"{source}: line {number}: cannot read {line[:40]!r}") from None
+    if not routes:
+        raise InstanceFormatError(f"{source}: no 'Route #k:' lines")
+    return Routes(routes), cost
+
+
+def format_solution(instance: Instance, solution: Solution) -> str:
+    cost = instance.cost(solution)  # type: ignore[arg-type]
+    if isinstance(solution, Tour):
+        return format_tour(instance.name, solution.order, cost)
+    if isinstance(solution, Routes):
+        return format_sol(solution, cost)
+    raise InstanceFormatError(f"cannot write a {type(solution).__name__} solution")
+
+
+def solution_suffix(solution: Solution) -> str:
+    return ".tour" if isinstance(solution, Tour) else ".sol"
+
+
+def write_solution(path: str | Path, instance: Instance, solution: Solution) -> Path:
+    """Write ``solution`` atomically; returns the path written."""
+    path = Path(path)
+    text = format_solution(instance, solution)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_solution(path: str | Path, instance: Instance) -> Solution:
+    """Read a ``.tour`` (TSP, PDTSP) or ``.sol`` (routing problems with a depot) file."""
+    if instance.problem in ("tsp", "pdtsp"):
+        if not str(path).endswith(".tour"):
+            raise InstanceFormatError(f"{path}: a {instance.problem.upper()} solution is a .tour file")
+        return Tour(read_tour(path, instance.metric.size))  # type: ignore[union-attr]
+    routes, _ = parse_sol(path)
+    return routes

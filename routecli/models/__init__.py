@@ -1,0 +1,1 @@
+"""Neural policies built from routecli.nn and routecli.envs."""

@@ -1,0 +1,170 @@
+"""Randomised greedy insertion repair (the "recreate" half of ruin-and-recreate), in numba.
+
+Customers are inserted one at a time, in an order drawn as in SISRs (Christiaens and Vanden
+Berghe, 2020): random, by decreasing demand, by decreasing or increasing distance to the
+depot. Each goes to its cheapest feasible position over all routes or to a new route; every
+candidate position is skipped ("blinks") with a small probability, which diversifies
+otherwise deterministic greedy choices.
+
+Feasibility: capacity from the route load; time windows in O(1) per position from the
+service start ``EARLY`` of the predecessor and the latest feasible start ``LATE`` of the
+successor (a vehicle may wait, so an arrival before ``LATE`` keeps the rest of the route on
+time). PCVRP: a customer is inserted only if its prize exceeds its cheapest insertion cost,
+since serving it must lower cost minus collected prizes; :func:`drop_unprofitable` removes
+customers whose detour costs more than their prize.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from routecli.search.state import (
+    DEMAND, DUE, EARLY, EPS, FIRST, LATE, LOAD, PRED, PRIZE, READY, ROUTE, SERVICE, SIZE,
+    SUCC, free_slot, link_after, refresh_route, unlink,
+)
+
+# Relative weights of the insertion orders: random, demand (desc), far first, close first.
+ORDER_WEIGHTS = np.array([4.0, 4.0, 2.0, 1.0])
+BLINK_RATE = 0.01
+
+
+@nb.njit(cache=True)
+def insertion_order(dist, node_data, customers) -> np.ndarray:  # noqa: ANN001
+    """``customers`` in a randomly chosen SISR order (ties broken at random). ``[K]``."""
+    k = customers.shape[0]
+    shuffled = customers[np.random.permutation(k)]
+    u = np.random.random() * ORDER_WEIGHTS.sum()
+    if u < ORDER_WEIGHTS[0]:
+        return shuffled
+    key = np.empty(k)
+    for i in range(k):
+        c = shuffled[i]
+        if u < ORDER_WEIGHTS[0] + ORDER_WEIGHTS[1]:
+            key[i] = -node_data[DEMAND, c]
+        elif u < ORDER_WEIGHTS[0] + ORDER_WEIGHTS[1] + ORDER_WEIGHTS[2]:
+            key[i] = -dist[0, c]
+        else:
+            key[i] = dist[0, c]
+    return shuffled[np.argsort(key, kind="mergesort")]
+
+
+@nb.njit(cache=True, inline="always")
+def _fits_between(dist, node_data, times, c, a, b) -> bool:  # noqa: ANN001
+    """Time-window feasibility of serving ``c`` between ``a`` and ``b`` (0 = the depot)."""
+    if a == 0:
+        ta = node_data[READY, 0] + node_data[SERVICE, 0]
+    else:
+        ta = times[EARLY, a] + node_data[SERVICE, a]
+    tc = max(ta + dist[a, c], node_data[READY, c])
+    if tc > node_data[DUE, c] + EPS:
+        return False
+    latest_b = node_data[DUE, 0] if b == 0 else times[LATE, b]
+    return tc + node_data[SERVICE, c] + dist[c, b] <= latest_b + EPS
+
+
+@nb.njit(cache=True)
+def best_insertion(dist, node_data, capacity, timed, nodes, times, routes, rstat, c,
+                   blink) -> tuple[float, int, int]:  # noqa: ANN001
+    """Cheapest feasible insertion of ``c``: ``(delta, route, predecessor)``; route -1 means a
+    new route, and delta ``inf`` means no feasible place at all."""
+    best = np.inf
+    best_r = -2
+    best_a = 0
+    demand = node_data[DEMAND, c]
+    for r in range(routes.shape[1]):
+        if routes[SIZE, r] == 0 or rstat[LOAD, r] + demand > capacity + EPS:
+            continue
+        a = 0
+        b = routes[FIRST, r]
+        while True:
+            delta = dist[a, c] + dist[c, b] - dist[a, b]
+            if (delta < best and (not timed or _fits_between(dist, node_data, times, c, a, b))
+                    and (blink <= 0.0 or np.random.random() >= blink)):
+                best = delta
+                best_r = r
+                best_a = a
+            if b == 0:
+                break
+            a = b
+            b = nodes[SUCC, b]
+    alone = dist[0, c] + dist[c, 0]
+    if alone < best and demand <= capacity + EPS and (
+            not timed or _fits_between(dist, node_data, times, c, 0, 0)):
+        best = alone
+        best_r = -1
+        best_a = 0
+    return best, best_r, best_a
+
+
+@nb.njit(cache=True)
+def repair(dist, node_data, capacity, timed, optional, nodes, times, routes, rstat, customers,
+           blink) -> int:  # noqa: ANN001
+    """Greedily insert the unserved ``customers`` (random SISR order, blinking positions).
+
+    PCVRP customers whose prize does not pay for their cheapest insertion stay unserved.
+    Returns how many mandatory customers found no feasible place (0 on success).
+    """
+    failed = 0
+    for c in insertion_order(dist, node_data, customers):
+        delta, r, a = best_insertion(dist, node_data, capacity, timed, nodes, times, routes,
+                                     rstat, c, blink)
+        if optional and delta >= node_data[PRIZE, c]:
+            continue
+        if r == -2:
+            failed += 1
+            continue
+        if r == -1:
+            r = free_slot(routes)
+            a = 0
+        link_after(nodes, routes, c, a, r)
+        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r)
+    return failed
+
+
+@nb.njit(cache=True)
+def remove_customers(dist, node_data, capacity, timed, nodes, times, routes, rstat,
+                     customers) -> bool:  # noqa: ANN001
+    """Unserve ``customers`` (entries < 1 or already unserved are ignored) and refresh the
+    routes they left. Returns False if a refreshed route is infeasible (possible only under
+    rounded metrics that break the triangle inequality with zero service times)."""
+    touched = np.empty(customers.shape[0], np.int64)
+    count = 0
+    for c in customers:
+        if c < 1 or nodes[ROUTE, c] < 0:
+            continue
+        touched[count] = unlink(nodes, routes, c)
+        count += 1
+    ok = True
+    for i in range(count):
+        r = touched[i]
+        seen = False
+        for j in range(i):
+            seen = seen or touched[j] == r
+        if not seen:
+            ok &= refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r)
+    return ok
+
+
+@nb.njit(cache=True)
+def drop_unprofitable(dist, node_data, capacity, timed, nodes, times, routes, rstat) -> int:  # noqa: ANN001
+    """PCVRP: repeatedly unserve the customer whose detour exceeds its prize by the most,
+    until every served customer pays for itself. Returns how many were dropped."""
+    dropped = 0
+    while True:
+        worst = 0.0
+        worst_c = -1
+        for c in range(1, nodes.shape[1]):
+            if nodes[ROUTE, c] < 0:
+                continue
+            a = nodes[PRED, c]
+            b = nodes[SUCC, c]
+            loss = dist[a, c] + dist[c, b] - dist[a, b] - node_data[PRIZE, c]
+            if loss > worst + EPS:
+                worst = loss
+                worst_c = c
+        if worst_c < 0:
+            return dropped
+        r = unlink(nodes, routes, worst_c)
+        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r)
+        dropped += 1

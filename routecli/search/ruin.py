@@ -1,0 +1,207 @@
+"""Removal ("ruin" / deconstruction) policies behind one interface.
+
+A policy looks at the current solution and proposes, for each of ``rollouts`` independent
+rollouts, which customers to remove; the engine repairs every rollout and keeps the best
+(PE paper Appendix E, ASA). Two non-neural policies live here, both numba kernels:
+
+- :class:`RandomRemoval`: ``k`` customers uniformly at random (the control of the issue);
+- :class:`StringRemoval`: adjacent string removal in the spirit of SISRs (Christiaens and
+  Vanden Berghe, 2020): from a random seed customer, walk its nearest neighbours and cut one
+  string (or a string with a preserved middle block, a "split string") out of each route met,
+  until a random number of routes is ruined; the mean number of removed customers is ``k``.
+
+The learned deconstruction policy (``routecli.models.nds``) implements the same
+:class:`RemovalPolicy` protocol: it reads ``problem.unit_coords`` through :func:`augment8`
+(the 8 symmetries of the unit square, which leave every Euclidean distance, hence every
+solution cost, unchanged), spreads its rollouts over the 8 copies, and returns the removals.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numba as nb
+import numpy as np
+
+from routecli.search.state import POS, PRED, ROUTE, SIZE, SUCC, SearchProblem, SearchState
+
+POLICY_RANDOM = 0
+POLICY_STRINGS = 1
+MAX_STRING = 10  # SISRs' L^max: the longest string cut from one route
+SPLIT_RATE = 0.5  # probability of a split string instead of a plain one
+PRESERVE_GROWTH = 0.5  # a split string's preserved block grows by one with this probability
+
+
+class RemovalPolicy(Protocol):
+    """Proposes customers to remove from the current solution, several rollouts at once.
+
+    ``propose`` returns ``[rollouts, K]`` int64 customer ids (1..N), each row padded with -1;
+    ``K`` may differ from ``k``, which is the policy's removal budget (exact for random and
+    learned policies, the mean for string removal). ``kernel`` is the id of an equivalent
+    numba kernel the engine may run in its compiled loop, or None (a torch policy) to make
+    the engine call ``propose`` once per iteration.
+    """
+
+    name: str
+    kernel: int | None
+
+    def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
+                k: int, rollouts: int) -> np.ndarray: ...
+
+
+def augment8(coords: np.ndarray) -> np.ndarray:
+    """The 8 dihedral images of unit-square coordinates: ``(x, y)``, ``(y, x)`` and their
+    reflections through ``1 - .``. ``[..., V, 2] -> [8, ..., V, 2]``; image 0 is the input."""
+    x, y = coords[..., 0], coords[..., 1]
+    pairs = [(x, y), (y, x), (1 - x, y), (1 - y, x), (x, 1 - y), (y, 1 - x),
+             (1 - x, 1 - y), (1 - y, 1 - x)]
+    return np.stack([np.stack(p, axis=-1) for p in pairs])
+
+
+@nb.njit(cache=True)
+def _seed(seed: int) -> None:
+    np.random.seed(seed)
+
+
+def seed_kernels(seed: int) -> None:
+    """Seed the random stream numba kernels draw from (separate from numpy's)."""
+    _seed(seed)
+
+
+@nb.njit(cache=True)
+def random_served(nodes) -> int:  # noqa: ANN001
+    """A uniformly random served customer (rejection sampling; -1 when none is served)."""
+    n = nodes.shape[1]
+    for _ in range(64 * n):
+        c = 1 + np.random.randint(n - 1)
+        if nodes[ROUTE, c] >= 0:
+            return c
+    return -1
+
+
+@nb.njit(cache=True)
+def ruin_random(nodes, k, out) -> int:  # noqa: ANN001
+    """Write ``min(k, served)`` distinct random served customers into ``out``; return the count."""
+    served = np.empty(nodes.shape[1], np.int64)
+    count = 0
+    for c in range(1, nodes.shape[1]):
+        if nodes[ROUTE, c] >= 0:
+            served[count] = c
+            count += 1
+    take = min(k, count)
+    for i in range(take):  # partial Fisher-Yates
+        j = i + np.random.randint(count - i)
+        served[i], served[j] = served[j], served[i]
+        out[i] = served[i]
+    return take
+
+
+@nb.njit(cache=True)
+def _cut(nodes, v, start, length, keep_from, keep_len, out, count) -> int:  # noqa: ANN001
+    """Append to ``out`` the customers at route positions ``start .. start+length-1`` of
+    ``v``'s route, except the preserved block ``keep_from .. keep_from+keep_len-1``."""
+    node = v
+    for _ in range(nodes[POS, v] - start):
+        node = nodes[PRED, node]
+    for p in range(start, start + length):
+        if p < keep_from or p >= keep_from + keep_len:
+            out[count] = node
+            count += 1
+        node = nodes[SUCC, node]
+    return count
+
+
+@nb.njit(cache=True)
+def ruin_strings(nodes, routes, neighbours, mean_removed, out) -> int:  # noqa: ANN001
+    """SISR-style adjacent string removal around a random seed; return the count in ``out``."""
+    served = 0
+    num_routes = 0
+    for r in range(routes.shape[1]):
+        if routes[SIZE, r] > 0:
+            served += routes[SIZE, r]
+            num_routes += 1
+    if served == 0:
+        return 0
+    max_len = min(float(MAX_STRING), served / num_routes)
+    max_strings = 4.0 * mean_removed / (1.0 + max_len) - 1.0
+    strings = int(np.random.uniform(1.0, max_strings + 1.0))
+    seed = random_served(nodes)
+    ruined = np.empty(strings, np.int64)
+    done = 0
+    count = 0
+    for i in range(-1, neighbours.shape[1]):
+        if done >= strings:
+            break
+        v = seed if i < 0 else neighbours[seed, i]
+        t = nodes[ROUTE, v]
+        if t < 0:
+            continue
+        seen = False
+        for j in range(done):
+            seen = seen or ruined[j] == t
+        if seen:
+            continue
+        size = routes[SIZE, t]
+        length = int(np.random.uniform(1.0, min(float(size), max_len) + 1.0))
+        keep = 0
+        if length < size and np.random.random() < SPLIT_RATE:
+            keep = 1
+            while length + keep < size and np.random.random() < PRESERVE_GROWTH:
+                keep += 1
+        span = length + keep
+        pos = nodes[POS, v]
+        lo = max(0, pos - span + 1)
+        hi = min(pos, size - span)
+        start = lo + np.random.randint(hi - lo + 1)
+        keep_from = start + np.random.randint(length + 1)
+        count = _cut(nodes, v, start, span, keep_from, keep, out, count)
+        ruined[done] = t
+        done += 1
+    return count
+
+
+class RandomRemoval:
+    """Remove ``k`` customers chosen uniformly at random among the served ones."""
+
+    name = "random"
+    kernel: int | None = POLICY_RANDOM
+
+    def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
+                k: int, rollouts: int) -> np.ndarray:
+        out = np.full((rollouts, k), -1, np.int64)
+        served = state.served()
+        for m in range(rollouts):
+            pick = rng.choice(served, size=min(k, len(served)), replace=False)
+            out[m, : len(pick)] = pick
+        return out
+
+
+class StringRemoval:
+    """SISR-style adjacent string removal removing ``k`` customers on average."""
+
+    name = "strings"
+    kernel: int | None = POLICY_STRINGS
+
+    def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
+                k: int, rollouts: int) -> np.ndarray:
+        seed_kernels(int(rng.integers(2**31)))
+        buf = np.empty(problem.num_nodes, np.int64)
+        rows = []
+        for _ in range(rollouts):
+            count = ruin_strings(state.nodes, state.routes, problem.neighbours, float(k), buf)
+            rows.append(buf[:count].copy())
+        width = max(1, max(len(r) for r in rows))
+        out = np.full((rollouts, width), -1, np.int64)
+        for m, row in enumerate(rows):
+            out[m, : len(row)] = row
+        return out
+
+
+POLICIES: dict[str, type] = {"random": RandomRemoval, "strings": StringRemoval}
+
+
+def make_policy(name: str) -> RemovalPolicy:
+    """A non-neural policy by name (``random`` or ``strings``)."""
+    if name not in POLICIES:
+        raise ValueError(f"unknown removal policy {name!r}; choose from {', '.join(POLICIES)}")
+    return POLICIES[name]()
