@@ -6,14 +6,13 @@ failed run never leaves a half-written solution behind.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from routecli.errors import InstanceFormatError
 from routecli.io.tsplib import format_tour, read_text, read_tour
+from routecli.io.writers import write_text_atomic
 from routecli.problems import Instance, Routes, Solution, Tour
 
 
@@ -62,16 +61,7 @@ def solution_suffix(solution: Solution) -> str:
 def write_solution(path: str | Path, instance: Instance, solution: Solution) -> Path:
     """Write ``solution`` atomically; returns the path written."""
     path = Path(path)
-    text = format_solution(instance, solution)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, format_solution(instance, solution))
     return path
 
 

@@ -1,0 +1,80 @@
+"""``routecli generate PROBLEM``: seeded synthetic instances as an ``.npz`` batch or as
+VRPLIB/TSPLIB files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from routecli.cli.common import console
+from routecli.errors import OptionError
+from routecli.generate import GENERATORS, KP_CAPACITIES, save_batch
+from routecli.io.writers import write_instance_file
+
+FORMATS = ("npz", "file")
+
+
+def generate(
+    problem: str = typer.Argument(..., help=f"Problem: {', '.join(GENERATORS)}."),
+    n: int = typer.Option(100, "--n", "-n", min=1, help="Customers (CVRP family), nodes (TSP), "
+                          "pickup+delivery nodes (PDTSP) or items (KP)."),
+    num: int = typer.Option(1, "--num", min=1, help="Number of instances."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output .npz file (--format npz) or folder "
+                             "(--format file)."),
+    fmt: str = typer.Option("npz", "--format", help="npz (one batch for training/evaluation) or "
+                            "file (one .vrp/.tsp per instance)."),
+    capacity: str = typer.Option("default", "--capacity", help="CVRP family: a number, 'miloop' "
+                                 "(50), or 'pe' (PE paper Appendix F, size-dependent); KP: one of "
+                                 "10/25/50/100."),
+    distribution: str = typer.Option("uniform", "--distribution", help="CVRP family: uniform or "
+                                     "clustered."),
+    scale: int = typer.Option(1000, "--scale", min=1, help="--format file: coordinates are "
+                              "multiplied by this and rounded (EUC_2D files, like CVRPLIB)."),
+) -> None:
+    """Generate seeded synthetic instances (formulas in ``routecli.generate``)."""
+    if problem not in GENERATORS:
+        raise OptionError(f"unknown problem {problem!r}; choose from {', '.join(GENERATORS)}")
+    if fmt not in FORMATS:
+        raise OptionError(f"--format must be npz or file, got {fmt!r}")
+    kwargs = _problem_options(problem, capacity, distribution)
+    try:
+        batch = GENERATORS[problem](num, n, seed, **kwargs)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+    if fmt == "npz":
+        if out.suffix != ".npz":
+            raise OptionError(f"--out must end in .npz for --format npz, got {out}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        save_batch(out, problem, batch)
+        console.print(f"wrote {num} {problem.upper()}-{n} instances to {out}")
+        return
+    paths = [write_instance_file(out, problem, batch, i, seed, scale) for i in range(num)]
+    console.print(f"wrote {len(paths)} {problem.upper()}-{n} files to {out}/")
+
+
+def _problem_options(problem: str, capacity: str, distribution: str) -> dict:
+    if problem in ("tsp", "pdtsp"):
+        return {}
+    if problem == "kp":
+        cap = 25.0 if capacity == "default" else _number(capacity)
+        if cap not in KP_CAPACITIES:
+            raise OptionError(f"KP --capacity must be one of {KP_CAPACITIES}, got {capacity}")
+        return {"capacity": cap}
+    default = 50.0 if problem == "cvrp" else None  # MiLoop's CVRP; PE rule for VRPTW/PCVRP
+    cap_value = {"default": default, "miloop": 50.0, "pe": None}.get(capacity)
+    if capacity not in ("default", "miloop", "pe"):
+        cap_value = _number(capacity)
+    return {"capacity": cap_value, "distribution": distribution}
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise OptionError(f"--capacity must be a number, 'miloop' or 'pe', got {text!r}") from None
+    if not np.isfinite(value) or value <= 0:
+        raise OptionError(f"--capacity must be positive, got {text!r}")
+    return value

@@ -1,0 +1,43 @@
+"""``routecli info FILE``: describe an instance."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from routecli.cli.common import console, fmt_cost
+from routecli.io import best_known, read_instance
+
+
+def info(
+    file: Path = typer.Argument(..., help="Instance file (.tsp, .vrp, Solomon .txt)."),
+    rounding: str = typer.Option("file", "--round", help="Distance rule: file (the file's own), "
+                                 "none (exact Euclidean), euc2d, ceil2d, att, geo."),
+) -> None:
+    """Describe an instance: problem, size, distance rule, capacity, demand, best-known value."""
+    instance = read_instance(file, rounding)
+    table = Table(title=f"{instance.name}", show_header=False)
+    table.add_row("file", str(file))
+    table.add_row("problem", instance.problem.upper())
+    table.add_row("size", f"{instance.size} {'nodes' if instance.problem == 'tsp' else 'customers'}")
+    metric = instance.metric  # type: ignore[union-attr]
+    table.add_row("distance", metric.rule)
+    if metric.coords is not None:
+        lo, hi = metric.coords.min(axis=0), metric.coords.max(axis=0)
+        table.add_row("bounding box", f"x {lo[0]:g}..{hi[0]:g}, y {lo[1]:g}..{hi[1]:g}")
+    if hasattr(instance, "capacity"):
+        demand = float(np.sum(instance.demands))  # type: ignore[union-attr]
+        cap = float(instance.capacity)  # type: ignore[union-attr]
+        table.add_row("capacity", f"{cap:g}")
+        table.add_row("total demand", f"{demand:g} (at least {math.ceil(demand / cap)} routes)")
+    if hasattr(instance, "due"):
+        table.add_row("horizon", f"{instance.ready[0]:g}..{instance.due[0]:g}")  # type: ignore
+    if hasattr(instance, "prizes"):
+        table.add_row("total prize", f"{float(np.sum(instance.prizes)):g}")  # type: ignore
+    bks, source = best_known(instance, file)
+    table.add_row("best known", f"{fmt_cost(bks)} ({source})" if bks is not None else "unknown")
+    console.print(table)

@@ -1,0 +1,113 @@
+"""``routecli solve FILE... --model NAME``: solve instance files, report cost, gap and time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from routecli.cli.common import console, err_console, fmt_cost, fmt_gap
+from routecli.errors import OptionError
+from routecli.io import best_known, read_instance, solution_suffix, write_solution
+from routecli.problems import Instance
+from routecli.solvers import REGISTRY, SolveOptions, SolveResult, make_solver, run
+
+DECODES = ("greedy", "sampling", "multistart")
+
+
+def output_path(out: Path | None, file: Path, result: SolveResult, many: bool) -> Path | None:
+    """Where the solution of ``file`` goes: ``out`` itself for one file with a solution suffix,
+    otherwise ``out/<stem>.sol|.tour``."""
+    if out is None:
+        return None
+    suffix = solution_suffix(result.solution)
+    if not many and out.suffix in (".sol", ".tour"):
+        return out
+    return out / f"{file.stem}{suffix}"
+
+
+def solve(
+    files: list[Path] = typer.Argument(..., help="Instance files (.vrp, .tsp, Solomon .txt)."),
+    model: str = typer.Option("hgs", "--model", "-m",
+                              help=f"Solver: {', '.join(REGISTRY)}."),
+    time_limit: float | None = typer.Option(None, "--time-limit", "-t", min=0.0,
+                                            help="Seconds per instance (search solvers)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Solution file (.sol/.tour) for "
+                                    "one instance, or a folder for several."),
+    bks: float | None = typer.Option(None, "--bks", help="Best-known value to compute the gap "
+                                     "against (default: sibling .sol/.opt.tour, then registry)."),
+    rounding: str = typer.Option("file", "--round", help="Distance rule: file, none (exact "
+                                 "Euclidean), euc2d, ceil2d, att, geo."),
+    decode: str = typer.Option("greedy", "--decode", help="Constructive decoding: greedy, "
+                               "sampling, multistart."),
+    starts: int = typer.Option(100, "--starts", min=1, help="Multi-start M (distinct first nodes)."),
+    augment: bool = typer.Option(False, "--augment", help="8-fold symmetry augmentation."),
+    checkpoint: Path | None = typer.Option(None, "--checkpoint", help="Model weights "
+                                           "(default: the shipped checkpoint)."),
+    candidates: int | None = typer.Option(None, "--candidates", min=1, help="KNN candidate set "
+                                          "size for large instances (default: automatic)."),
+    pe: str | None = typer.Option(None, "--pe", help="Positional encoding (nds)."),
+    policy: str | None = typer.Option(None, "--policy", help="Removal policy (nds/sisr): "
+                                      "learned, random, strings."),
+    polish: bool = typer.Option(False, "--polish", help="Local-search polish of the result."),
+    device: str = typer.Option("cpu", "--device", help="Torch device (cpu, cuda)."),
+) -> None:
+    """Solve instances and print cost, best-known value, gap, time and feasibility."""
+    if decode not in DECODES:
+        raise OptionError(f"--decode must be one of {', '.join(DECODES)}, got {decode!r}")
+    if bks is not None and len(files) > 1:
+        raise OptionError("--bks applies to a single instance; pass one file")
+    options = SolveOptions(decode=decode, starts=starts, augment=augment,
+                           checkpoint=str(checkpoint) if checkpoint else None,
+                           candidates=candidates, pe=pe, policy=policy, polish=polish,
+                           device=device)
+    solver = make_solver(model, options)
+    instances: list[Instance] = [read_instance(f, rounding) for f in files]  # fail early
+    many = len(files) > 1
+    results: list[SolveResult] = []
+    failed = 0
+    for file, instance in zip(files, instances):
+        reference, _ = best_known(instance, file, bks)
+        with console.status(f"solving {instance.name} ({instance.size}) with {model}"):
+            result = run(solver, instance, seed=seed, time_limit=time_limit, bks=reference)
+        results.append(result)
+        _print_result(result)
+        if not result.feasible:
+            failed += 1
+            err_console.print(f"error: {instance.name}: {model} returned an infeasible solution: "
+                              f"{'; '.join(result.problems[:3])}", markup=False)
+            continue
+        target = output_path(out, file, result, many)
+        if target is not None:
+            write_solution(target, instance, result.solution)
+            console.print(f"  wrote {target}")
+    if many:
+        console.print(summary_table(results))
+    if failed:
+        raise SystemExit(1)
+
+
+def _print_result(r: SolveResult) -> None:
+    status = "[green]feasible[/]" if r.feasible else "[red]INFEASIBLE[/]"
+    console.print(
+        f"[bold]{r.instance}[/] {r.problem.upper()} n={r.size}  model={r.model}  "
+        f"cost={fmt_cost(r.cost)}  bks={fmt_cost(r.bks)}  gap={fmt_gap(r.gap)}  "
+        f"time={r.seconds:.2f}s  {status}")
+
+
+def summary_table(results: list[SolveResult]) -> Table:
+    table = Table(title="routecli solve")
+    for col in ("instance", "n", "model", "cost", "bks", "gap", "time (s)", "feasible"):
+        table.add_column(col, justify="left" if col in ("instance", "model") else "right")
+    for r in results:
+        table.add_row(r.instance, str(r.size), r.model, fmt_cost(r.cost), fmt_cost(r.bks),
+                      fmt_gap(r.gap), f"{r.seconds:.2f}", "yes" if r.feasible else "NO")
+    gaps = [r.gap for r in results if r.gap is not None and r.feasible]
+    if len(results) > 1:
+        mean_gap = fmt_gap(sum(gaps) / len(gaps)) if gaps else "-"
+        total = sum(r.seconds for r in results)
+        table.add_row("[bold]mean[/]", "", "", "", "", mean_gap, f"{total:.2f}",
+                      f"{sum(r.feasible for r in results)}/{len(results)}")
+    return table
