@@ -1,0 +1,2 @@
+Route #1: 1 two 3
+Cost 10

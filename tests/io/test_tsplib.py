@@ -1,0 +1,60 @@
+import time
+
+import numpy as np
+import pytest
+
+from routecli.errors import InstanceFormatError
+from routecli.io import read_instance
+from routecli.io.tsplib import explicit_matrix, format_tour, read_tour
+
+
+def test_euc2d_file_and_round_override(data_dir):
+    inst = read_instance(data_dir / "tiny.tsp")
+    assert inst.size == 4 and inst.metric.rule == "euc2d"
+    order = np.array([0, 1, 2, 3])
+    # edges 5, 5.016 -> 5, 6.896 -> 7 (nearest integer), 5
+    assert inst.metric.tour(order) == 22
+    exact = read_instance(data_dir / "tiny.tsp", rounding="none")
+    assert exact.metric.rule == "exact"
+    assert exact.metric.tour(order) == pytest.approx(5 + np.hypot(0.4, 5) + np.hypot(3.4, 6) + 5)
+
+
+@pytest.mark.parametrize("name", ["explicit5", "full4", "upper4"])
+def test_explicit_formats_give_symmetric_matrices(data_dir, name):
+    inst = read_instance(data_dir / f"{name}.tsp")
+    m = inst.metric.matrix
+    np.testing.assert_array_equal(m, m.T)
+    assert (np.diag(m) == 0).all()
+
+
+def test_all_triangular_layouts_agree():
+    full = np.array([[0, 1, 2, 3], [1, 0, 4, 5], [2, 4, 0, 6], [3, 5, 6, 0]], float)
+    upper = full[np.triu_indices(4, 1)]
+    lower = full[np.tril_indices(4, -1)]
+    upper_diag = full[np.triu_indices(4)]
+    lower_diag = full[np.tril_indices(4)]
+    cases = {"UPPER_ROW": upper, "LOWER_COL": upper, "LOWER_ROW": lower, "UPPER_COL": lower,
+             "UPPER_DIAG_ROW": upper_diag, "LOWER_DIAG_COL": upper_diag,
+             "LOWER_DIAG_ROW": lower_diag, "UPPER_DIAG_COL": lower_diag,
+             "FULL_MATRIX": full.ravel()}
+    for fmt, values in cases.items():
+        np.testing.assert_array_equal(explicit_matrix(values, 4, fmt, "x"), full, err_msg=fmt)
+
+
+def test_tour_round_trip(tmp_path):
+    order = np.array([2, 0, 3, 1])
+    path = tmp_path / "t.tour"
+    path.write_text(format_tour("t", order, 12.0))
+    np.testing.assert_array_equal(read_tour(path, 4), order)
+    with pytest.raises(InstanceFormatError, match="tour has 4 nodes, expected 5"):
+        read_tour(path, 5)
+
+
+def test_largest_tsplib_file_reads_fast(benchdata):
+    start = time.perf_counter()
+    inst = read_instance(benchdata / "tsplib" / "pla85900.tsp")
+    seconds = time.perf_counter() - start
+    assert inst.size == 85900 and inst.metric.rule == "ceil2d"
+    # The bound (< 3 s) is a floor for usability, measured in benchmarks/bench_io.py;
+    # here only a gross regression (10x) fails.
+    assert seconds < 30

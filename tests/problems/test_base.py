@@ -1,0 +1,25 @@
+import numpy as np
+
+from routecli.problems import Routes, gap
+from routecli.problems.base import InfeasibleSolutionError, check_permutation
+
+
+def test_routes_drop_empty_routes_and_concatenate_visits():
+    routes = Routes([[1, 2], [], [3]])
+    assert len(routes) == 2
+    np.testing.assert_array_equal(routes.visited, [1, 2, 3])
+
+
+def test_check_permutation_summarises_many_missing():
+    problems = check_permutation(np.array([], np.int64), np.arange(1, 31), "customer")
+    assert problems[-1] == "30 customers missing in all"
+
+
+def test_gap_sign_follows_the_objective_sense():
+    assert gap(110, 100) == 10
+    assert gap(90, 100, sense="max") == 10
+
+
+def test_error_message_lists_first_problems():
+    err = InfeasibleSolutionError([f"p{i}" for i in range(7)])
+    assert str(err).endswith("(7 in all)")
