@@ -32,6 +32,7 @@ def batch_instances(problem: str, batch: dict[str, np.ndarray], prefix: str = ""
     """One instance per batch row, named ``{prefix}{problem}-{n}-{row}``."""
     out: list[Instance] = []
     size = len(batch["weights"][0]) if problem == "kp" else len(batch["locs"][0])
+    size -= problem in ("cvrp", "vrptw", "pcvrp")  # named by customers, like CVRPLIB
     for i in range(len(next(iter(batch.values())))):
         name = f"{prefix}{problem}-{size}-{i}"
         if problem == "kp":

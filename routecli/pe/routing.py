@@ -32,6 +32,7 @@ from routecli.pe.base import PositionalEncoding, even_dim, geometric_frequencies
 from routecli.pe.batch import RouteBatch
 
 SCHEDULES = ("integer", "geometric")
+AMPLITUDES = ("harmonic", "flat")
 XPE_AGGREGATES = ("node", "mean", "circular", "demand", "median", "midpoint")
 
 
@@ -42,6 +43,15 @@ def ipe_frequencies(count: int, dim: int, schedule: str) -> torch.Tensor:
     if schedule == "geometric":
         return geometric_frequencies(count, dim)
     raise ValueError(f"unknown IPE frequency schedule {schedule!r}; expected one of {SCHEDULES}")
+
+
+def ipe_amplitudes(freqs: torch.Tensor, amplitude: str) -> torch.Tensor:
+    """Per-frequency channel scale: ``1`` (``flat``) or ``1 / w_k`` (``harmonic``)."""
+    if amplitude == "flat":
+        return torch.ones_like(freqs)
+    if amplitude == "harmonic":
+        return 1.0 / freqs
+    raise ValueError(f"unknown IPE amplitude {amplitude!r}; expected one of {AMPLITUDES}")
 
 
 def in_route_phase(batch: RouteBatch, index_based: bool = False) -> torch.Tensor:
@@ -57,19 +67,23 @@ class InRoutePE(PositionalEncoding):
     kind = "node"
 
     def __init__(self, dim: int, num_heads: int = 1, direction_aware: bool = True,
-                 schedule: str = "integer", index_based: bool = False):
+                 schedule: str = "integer", index_based: bool = False,
+                 amplitude: str = "harmonic"):
         super().__init__(even_dim("ipe", dim) if direction_aware else dim, num_heads)
         self.direction_aware = direction_aware
         self.index_based = index_based
         count = dim // 2 if direction_aware else dim
-        self.register_buffer("freqs", ipe_frequencies(count, dim, schedule), persistent=False)
+        freqs = ipe_frequencies(count, dim, schedule)
+        self.register_buffer("freqs", freqs, persistent=False)
+        self.register_buffer("scale", ipe_amplitudes(freqs, amplitude), persistent=False)
 
     def forward(self, batch: RouteBatch) -> torch.Tensor:
         angle = in_route_phase(batch, self.index_based)[..., None] * self.freqs  # [B, S, K]
         if self.direction_aware:
-            out = torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(-2)
+            out = torch.stack([angle.sin(), angle.cos()], dim=-1) * self.scale[:, None]
+            out = out.flatten(-2)
         else:
-            out = angle.cos()
+            out = angle.cos() * self.scale
         return masked(out, batch)
 
 

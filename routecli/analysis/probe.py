@@ -1,0 +1,167 @@
+"""The PE probe (PE paper Section 5.2, Table 3): does an encoding, untrained, already order node
+pairs the way desiderata D1-D3 (Section 3.1) ask?
+
+For each solution two sets of customer pairs are drawn:
+
+- *route pairs* ``(u, v)``: distinct customers on the same route, uniform over all such pairs;
+- *any pairs*: two distinct customers of the solution, uniform.
+
+Targets (``d`` is the cumulative travel distance from the depot along the route, ``d_L`` the
+route's length):
+
+- **D1** (route pairs): the in-route travel-distance gap ``|d_u - d_v|``.
+- **D2** (route pairs): the cyclic arc distance ``min(|d_u - d_v|, d_L - |d_u - d_v|)``, the
+  travel distance between the two along the closed route, the shorter way round.
+- **D3** (any pairs): route membership ``1[route(u) != route(v)]``. Its Spearman correlation with
+  a PE distance is positive exactly when inter-route pairs sit farther apart than intra-route
+  pairs; the paper's statistic, the ratio of mean inter-route to mean intra-route PE distance,
+  is reported beside it (``d3_ratio``; > 1 separates routes).
+
+PE-induced distance of a pair, by kind:
+
+- **node**: ``||PE(u) - PE(v)||_2``.
+- **bias**: ``-(bias(u, v) + bias(v, u)) / 2`` averaged over heads (a larger logit bias means
+  "closer"; symmetrised because e.g. RPE is not symmetric).
+- **rotary**: ``||R(u) 1 - R(v) 1||_2``, the distance between the all-ones query rotated to the
+  two positions; it is a decreasing function of the rotary logit ``<R(u) 1, R(v) 1>``.
+
+Learnable encodings are probed as initialised (seeded); the statistic is Spearman's rho
+(``scipy.stats.spearmanr``), undefined (NaN) for an encoding that is constant (NoPE).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+
+from routecli.pe import RouteBatch, apply_rotary, get_pe
+from routecli.pe.base import PositionalEncoding
+
+TARGETS = ("D1", "D2", "D3")
+
+
+@dataclass(frozen=True)
+class PairSample:
+    """Sampled pairs: ``row``, ``u``, ``v`` slot indices ``[P]`` and their targets."""
+
+    row: torch.Tensor
+    u: torch.Tensor
+    v: torch.Tensor
+
+
+def route_pairs(batch: RouteBatch, per_solution: int, generator: torch.Generator) -> PairSample:
+    """``per_solution`` same-route customer pairs per row, uniform over all such pairs."""
+    customer = batch.mask & (batch.route > 0)
+    route_size = (batch.length - 1).clamp_min(0)
+    # Picking u with weight (m - 1) and then v uniform among the m - 1 others of u's route makes
+    # every unordered same-route pair equally likely.
+    weight = (customer & (route_size > 1)).float() * (route_size - 1).float()
+    keep = weight.sum(1) > 0
+    rows = torch.nonzero(keep).squeeze(1)
+    u = torch.multinomial(weight[rows], per_solution, replacement=True, generator=generator)
+    row = rows[:, None].expand_as(u)
+    m = route_size[row, u]
+    offset = (torch.rand(u.shape, generator=generator) * (m - 1).float()).long() + 1
+    target_pos = (batch.pos[row, u] - 1 + offset) % m + 1
+    slot_of = _slot_lookup(batch)
+    v = slot_of[row, batch.route[row, u], target_pos]
+    return PairSample(row.reshape(-1), u.reshape(-1), v.reshape(-1))
+
+
+def any_pairs(batch: RouteBatch, per_solution: int, generator: torch.Generator) -> PairSample:
+    """``per_solution`` pairs of distinct customers per row (uniform; self-pairs are redrawn
+    as the next customer)."""
+    customer = (batch.mask & (batch.route > 0)).float()
+    rows = torch.nonzero(customer.sum(1) > 1).squeeze(1)
+    picks = torch.multinomial(customer[rows], 2 * per_solution, replacement=True,
+                              generator=generator)
+    u, v = picks[:, :per_solution], picks[:, per_solution:]
+    count = customer[rows].sum(1, keepdim=True).long()
+    rank = torch.cumsum(customer[rows], 1).long() - 1  # rank of a customer among customers
+    order = customer[rows].argsort(dim=1, descending=True, stable=True)  # customers first
+    clash = u == v
+    v = torch.where(clash, order.gather(1, (rank.gather(1, v) + 1) % count), v)
+    row = rows[:, None].expand_as(u)
+    return PairSample(row.reshape(-1), u.reshape(-1), v.reshape(-1))
+
+
+def _slot_lookup(batch: RouteBatch) -> torch.Tensor:
+    """``[B, R + 1, L_max + 1]``: slot of (route, position)."""
+    routes = int(batch.route.max()) + 1
+    positions = int(batch.pos.max()) + 1
+    table = torch.zeros(batch.batch_size, routes, positions, dtype=torch.long)
+    customer = batch.mask & (batch.route > 0)
+    rows = torch.arange(batch.batch_size)[:, None].expand_as(batch.node)
+    slots = torch.arange(batch.num_slots)[None].expand_as(batch.node)
+    table[rows[customer], batch.route[customer], batch.pos[customer]] = slots[customer]
+    return table
+
+
+def targets(batch: RouteBatch, route: PairSample, anyp: PairSample) -> dict[str, np.ndarray]:
+    """D1, D2 on the route pairs and D3 on the any pairs (see module docstring)."""
+    gap = (batch.cum[route.row, route.u] - batch.cum[route.row, route.v]).abs().double()
+    total = batch.total[route.row, route.u].double()
+    d3 = batch.route[anyp.row, anyp.u] != batch.route[anyp.row, anyp.v]
+    return {"D1": gap.numpy(), "D2": torch.minimum(gap, total - gap).numpy(),
+            "D3": d3.double().numpy()}
+
+
+@torch.no_grad()
+def pe_distances(pe: PositionalEncoding, batch: RouteBatch, pairs: PairSample) -> np.ndarray:
+    """PE-induced distance of each pair (see module docstring). ``[P]``."""
+    out = pe(batch)
+    r, u, v = pairs.row, pairs.u, pairs.v
+    if pe.kind == "bias":
+        sym = -(out[r, :, u, v] + out[r, :, v, u]) / 2  # [P, H|1]
+        return sym.mean(1).double().numpy()
+    if pe.kind == "rotary":
+        ones = torch.ones(batch.batch_size, 1, batch.num_slots, 2 * out.shape[-1])
+        out = apply_rotary(ones, out)[:, 0]  # [B, S, D]
+    return torch.linalg.norm(out[r, u] - out[r, v], dim=-1).double().numpy()
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho, NaN when either side is constant."""
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(spearmanr(x, y).statistic)
+
+
+def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, dim: int = 128,
+          num_heads: int = 8, seed: int = 0, chunk: int = 100,
+          pe_options: dict[str, dict] | None = None) -> dict[str, dict[str, float]]:
+    """Spearman correlation of each named PE's pair distances with D1, D2, D3, plus
+    ``d3_ratio``. Solutions are processed ``chunk`` rows at a time to bound memory."""
+    generator = torch.Generator().manual_seed(seed)
+    samples = []
+    for start in range(0, batch.batch_size, chunk):
+        part = batch.index(slice(start, start + chunk))
+        rp = route_pairs(part, pairs_per_solution, generator)
+        ap = any_pairs(part, pairs_per_solution, generator)
+        samples.append((part, rp, ap, targets(part, rp, ap)))
+    goal = {t: np.concatenate([s[3][t] for s in samples]) for t in TARGETS}
+    results: dict[str, dict[str, float]] = {}
+    for name in names:
+        torch.manual_seed(seed)  # learnable encodings are probed as initialised
+        rotary_dim = dim // num_heads
+        pe = get_pe(name, rotary_dim if name == "rope" else dim, num_heads=num_heads,
+                    **(pe_options or {}).get(name, {})).eval()
+        on_route = np.concatenate([pe_distances(pe, part, rp) for part, rp, _, _ in samples])
+        on_any = np.concatenate([pe_distances(pe, part, ap) for part, _, ap, _ in samples])
+        inter = goal["D3"] > 0
+        intra_mean = on_any[~inter].mean() if (~inter).any() else float("nan")
+        results[name] = {
+            "D1": spearman(on_route, goal["D1"]),
+            "D2": spearman(on_route, goal["D2"]),
+            "D3": spearman(on_any, goal["D3"]),
+            # a ratio of mean distances needs non-negative distances (not so for biases)
+            "d3_ratio": (float(on_any[inter].mean() / intra_mean)
+                         if on_any.min() >= 0 and intra_mean > 0 else float("nan")),
+        }
+    return results

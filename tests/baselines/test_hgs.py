@@ -1,0 +1,23 @@
+import pytest
+
+from routecli import generate as gen
+from routecli.baselines.construction import NearestNeighbour
+from routecli.baselines.hgs import HGS
+from routecli.problems import validate
+
+
+@pytest.mark.parametrize("problem", ["tsp", "cvrp", "vrptw", "pcvrp", "pdtsp"])
+def test_hgs_is_feasible_and_beats_nearest_neighbour(problem):
+    inst = gen.batch_instances(problem, gen.GENERATORS[problem](1, 30, seed=4))[0]
+    solution = HGS(max_iterations=300).solve(inst, seed=1)
+    assert validate(inst, solution) == []
+    assert inst.cost(solution) <= inst.cost(NearestNeighbour().solve(inst)) + 1e-9
+
+
+def test_hgs_on_a_file_with_integer_rounding(data_dir):
+    from routecli.io import read_instance
+
+    inst = read_instance(data_dir / "tiny.vrp")
+    solution = HGS(max_iterations=200).solve(inst)
+    # optimum by hand: [3, 2, 5] = 5 + 10 + 8 + 5 and [1, 4] = 5 + 7 + 10 (rounded edges)
+    assert validate(inst, solution) == [] and inst.cost(solution) == 50

@@ -1,0 +1,89 @@
+import numpy as np
+import pytest
+
+from routecli import generate as gen
+from routecli.baselines.construction import NearestNeighbour
+from routecli.problems import validate
+
+
+@pytest.mark.parametrize("problem", sorted(gen.GENERATORS))
+def test_generators_are_seeded(problem):
+    a = gen.GENERATORS[problem](3, 20, seed=5)
+    b = gen.GENERATORS[problem](3, 20, seed=5)
+    c = gen.GENERATORS[problem](3, 20, seed=6)
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    assert any(not np.array_equal(a[k], c[k]) for k in a)
+
+
+def test_cvrp_demands_depot_and_capacities():
+    batch = gen.cvrp(50, 30, seed=0)
+    assert batch["locs"].shape == (50, 31, 2)
+    assert (batch["demand"][:, 0] == 0).all()
+    assert batch["demand"][:, 1:].min() == 1 and batch["demand"][:, 1:].max() == 9
+    assert (batch["capacity"] == 50).all()
+    assert (gen.cvrp(2, 500, seed=0, capacity=None)["capacity"] == 130).all()
+
+
+def test_pe_capacity_rule():
+    assert [gen.pe_capacity(n) for n in (20, 21, 100, 500, 1000)] == [30, 34, 50, 130, 230]
+    assert gen.pe_capacity(2000) == 30 + int(200 + 1000 / 33.3)
+
+
+def test_clustered_locations_stay_in_the_unit_square_and_cluster():
+    locs = gen.cvrp(20, 200, seed=1, distribution="clustered")["locs"]
+    assert locs.min() >= 0 and locs.max() <= 1
+    uniform = gen.cvrp(20, 200, seed=1)["locs"]
+
+    def mean_nn(xy):
+        d = np.linalg.norm(xy[:, :, None] - xy[:, None], axis=-1)
+        d[:, np.arange(d.shape[1]), np.arange(d.shape[1])] = np.inf
+        return d.min(-1).mean()
+
+    assert mean_nn(locs) < 0.7 * mean_nn(uniform)
+    with pytest.raises(ValueError, match="unknown distribution"):
+        gen.cvrp(1, 5, seed=0, distribution="spiral")
+
+
+def test_vrptw_instances_are_feasible_by_construction():
+    batch = gen.vrptw(30, 100, seed=2)
+    width = batch["due"][:, 1:] - batch["ready"][:, 1:]
+    assert (width >= 0.18).all() and (width <= 0.20 + 1e-12).all()
+    assert (batch["service"][:, 1:] >= 0.15).all() and (batch["service"][:, 0] == 0).all()
+    # the out-and-back route to every customer is on time
+    d0 = np.linalg.norm(batch["locs"] - batch["locs"][:, :1], axis=-1)
+    assert (batch["ready"][:, 1:] >= d0[:, 1:] - 1e-12).all()
+    back = batch["due"] + batch["service"] + d0
+    assert (back[:, 1:] <= gen.VRPTW_HORIZON + 1e-9).all()
+    for inst in gen.batch_instances("vrptw", batch)[:5]:
+        assert validate(inst, NearestNeighbour().solve(inst)) == []
+
+
+def test_pcvrp_prizes_scale_with_demand_and_half_pay_their_share():
+    batch = gen.pcvrp(20, 100, seed=3)
+    prize, demand = batch["prize"][:, 1:], batch["demand"][:, 1:]
+    ratio = prize / demand
+    assert (ratio.max(1) / ratio.min(1) <= 1.2 / 0.8 + 1e-9).all()
+    unit = np.stack([gen._nearest_neighbour_unit_cost(batch["locs"][b], batch["demand"][b], 50.0)
+                     for b in range(20)])
+    pays = (prize >= unit[:, 1:] * demand).mean(1)
+    np.testing.assert_allclose(pays, 0.5, atol=0.02)
+
+
+def test_pdtsp_and_kp_shapes():
+    assert gen.pdtsp(2, 10, seed=0)["locs"].shape == (2, 11, 2)
+    with pytest.raises(ValueError, match="even"):
+        gen.pdtsp(1, 9, seed=0)
+    kp = gen.kp(4, 50, seed=0, capacity=10)
+    assert kp["weights"].shape == (4, 50) and (kp["capacity"] == 10).all()
+
+
+def test_batch_round_trip_and_instances(tmp_path):
+    batch = gen.vrptw(2, 10, seed=0)
+    gen.save_batch(tmp_path / "b.npz", "vrptw", batch)
+    problem, loaded = gen.load_batch(tmp_path / "b.npz")
+    assert problem == "vrptw"
+    for key in batch:
+        np.testing.assert_array_equal(batch[key], loaded[key])
+    instances = gen.batch_instances(problem, loaded, prefix="t-")
+    assert [i.name for i in instances] == ["t-vrptw-10-0", "t-vrptw-10-1"]
