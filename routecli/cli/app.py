@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
+from typer.exceptions import Abort, TyperException
 
 from routecli import __version__
 from routecli.cli import generate, info, solve
@@ -39,19 +39,19 @@ def main(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="routecli", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-        code = 0
-    except click.ClickException as exc:
-        err_console.print(f"error: {exc.format_message()}", markup=False)
-        code = 2
+    except TyperException as exc:  # Typer's click errors: usage, bad parameter, no args
+        ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+            typer.echo(ctx.get_help())
+            code = 0
+        else:
+            message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+            err_console.print(f"error: {' '.join(message.split())}", markup=False)
+            code = 2
     except RoutecliError as exc:
         err_console.print(f"error: {exc}", markup=False)
         code = 2
-    except click.exceptions.Abort:
-        err_console.print("aborted", markup=False)
-        code = 130
-    except KeyboardInterrupt:
+    except (Abort, KeyboardInterrupt):
         err_console.print("interrupted", markup=False)
         code = 130
     code = code if isinstance(code, int) else 0

@@ -23,10 +23,11 @@ def registry() -> dict[str, tuple[str, int, float]]:
             for row in csv.DictReader(text.splitlines())}
 
 
-def sibling_solution(path: str | Path) -> Path | None:
-    """``X.sol`` or ``X.opt.tour`` next to instance file ``X.vrp`` / ``X.tsp``, if present."""
+def sibling_solution(path: str | Path, problem: str) -> Path | None:
+    """``X.opt.tour`` / ``X.tour`` (TSP, PDTSP) or ``X.sol`` next to instance file ``X.*``."""
     p = Path(path)
-    for candidate in (p.with_suffix(".sol"), p.with_suffix(".opt.tour")):
+    suffixes = (".opt.tour", ".tour") if problem in ("tsp", "pdtsp") else (".sol",)
+    for candidate in (p.with_suffix(s) for s in suffixes):
         if candidate.is_file():
             return candidate
     return None
@@ -39,7 +40,7 @@ def best_known(instance: Instance, path: str | Path | None = None,
     if given is not None:
         return given, "--bks"
     if path is not None:
-        sibling = sibling_solution(path)
+        sibling = sibling_solution(path, instance.problem)
         if sibling is not None:
             from routecli.io.solutions import read_solution
             from routecli.problems import validate

@@ -49,8 +49,7 @@ def aafm(q: Tensor, k: Tensor, v: Tensor, bias: Tensor, key_valid: Tensor) -> Te
 
 def pairwise_distance(coords: Tensor) -> Tensor:
     """Euclidean distances between all rows. ``[B, R, 2] -> [B, R, R]``."""
-    diff = coords[:, :, None, :] - coords[:, None, :, :]
-    return diff.pow(2).sum(-1).clamp_min(1e-12).sqrt()
+    return torch.cdist(coords, coords, compute_mode="donot_use_mm_for_euclid_dist")
 
 
 def scale_distance_bias(distance: Tensor, valid: Tensor, num_candidates: Tensor,

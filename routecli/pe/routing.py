@@ -11,6 +11,15 @@ Section 4.1 claims; integer ``w_k`` make ``cos(w_k (2 pi - p)) = cos(w_k p)`` an
 ``sin(w_k (2 pi - p)) = -sin(w_k p)`` exact. ``schedule="geometric"`` keeps the paper's formula for
 comparison.
 
+Channel amplitudes: with flat amplitudes, ``||IPE->(u) - IPE->(v)||^2 = sum_k 2 - 2 cos(k delta)``
+(``delta = p_u - p_v``) is a Dirichlet kernel: nearly constant once ``delta > 2 pi / K``, so the
+encoding forgets how far apart two nodes are. We therefore scale harmonic ``k`` by ``1 / w_k``
+(``amplitude="harmonic"``, the default with integer frequencies), the Fourier weights of a smooth
+closed curve: then ``||IPE->(u) - IPE->(v)||^2 = sum_k 2 (1 - cos(k delta)) / k^2``, whose
+derivative ``sum_k 2 sin(k delta) / k`` is positive on ``(0, pi)`` for every ``K`` (the
+Fejer-Jackson inequality): the IPE distance is a strictly increasing function of the cyclic arc
+``min(delta, 2 pi - delta)``. ``amplitude="flat"`` gives the paper's unscaled form.
+
 **XPE** (cross-route, D3). ``theta_v = atan2(y_v - y_0, x_v - x_0)``;
 ``XPE(v) = [sin(2^k theta_v), cos(2^k theta_v)]_{k<K}`` (K = 4), zero-padded to D; the depot has
 no angle and gets the zero vector.
@@ -46,10 +55,13 @@ def ipe_frequencies(count: int, dim: int, schedule: str) -> torch.Tensor:
 
 
 def ipe_amplitudes(freqs: torch.Tensor, amplitude: str) -> torch.Tensor:
-    """Per-frequency channel scale: ``1`` (``flat``) or ``1 / w_k`` (``harmonic``)."""
+    """Per-frequency channel scale: ``1`` (``flat``) or ``1 / w_k`` (``harmonic``, integer
+    frequencies only)."""
     if amplitude == "flat":
         return torch.ones_like(freqs)
     if amplitude == "harmonic":
+        if (freqs < 1).any():
+            raise ValueError("harmonic IPE amplitudes need integer frequencies (schedule='integer')")
         return 1.0 / freqs
     raise ValueError(f"unknown IPE amplitude {amplitude!r}; expected one of {AMPLITUDES}")
 
@@ -68,13 +80,15 @@ class InRoutePE(PositionalEncoding):
 
     def __init__(self, dim: int, num_heads: int = 1, direction_aware: bool = True,
                  schedule: str = "integer", index_based: bool = False,
-                 amplitude: str = "harmonic"):
+                 amplitude: str | None = None):
         super().__init__(even_dim("ipe", dim) if direction_aware else dim, num_heads)
         self.direction_aware = direction_aware
         self.index_based = index_based
         count = dim // 2 if direction_aware else dim
         freqs = ipe_frequencies(count, dim, schedule)
         self.register_buffer("freqs", freqs, persistent=False)
+        if amplitude is None:
+            amplitude = "harmonic" if schedule == "integer" else "flat"
         self.register_buffer("scale", ipe_amplitudes(freqs, amplitude), persistent=False)
 
     def forward(self, batch: RouteBatch) -> torch.Tensor:
@@ -160,9 +174,10 @@ class HierarchicalPE(PositionalEncoding):
     kind = "node"
 
     def __init__(self, dim: int, num_heads: int = 1, direction_aware: bool = True,
-                 schedule: str = "integer", xpe_k: int = 4):
+                 schedule: str = "integer", amplitude: str | None = None, xpe_k: int = 4):
         super().__init__(2 * dim, num_heads)
-        self.ipe = InRoutePE(dim, direction_aware=direction_aware, schedule=schedule)
+        self.ipe = InRoutePE(dim, direction_aware=direction_aware, schedule=schedule,
+                             amplitude=amplitude)
         self.xpe = CrossRoutePE(dim, k=xpe_k)
 
     def forward(self, batch: RouteBatch) -> torch.Tensor:

@@ -124,8 +124,8 @@ def rollout(dist, node_data, capacity, timed, optional, neighbours, cur, cand, r
     customers = picked[:k]
     if optional:
         customers = _add_unserved_neighbours(nodes, neighbours, picked, k)
-    if repair(dist, node_data, capacity, timed, optional, nodes, times, routes, rstat,
-              customers, blink) > 0:
+    if repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times, routes,
+              rstat, customers, blink) > 0:
         return np.inf
     if optional:
         drop_unprofitable(dist, node_data, capacity, timed, nodes, times, routes, rstat)
@@ -189,7 +189,7 @@ def initial_solution(problem: SearchProblem, blink: float = 0.0) -> SearchState:
     state = SearchState.empty(problem.num_nodes)
     customers = np.arange(1, problem.num_nodes, dtype=np.int64)
     failed = repair(problem.dist, problem.node_data, problem.capacity, problem.timed,
-                    problem.optional, *state.arrays(), customers, blink)
+                    problem.optional, problem.neighbours, *state.arrays(), customers, blink)
     if failed:
         raise ValueError(f"{problem.instance.name}: {failed} customers fit in no route "
                          "(demand above capacity or an unreachable time window)")

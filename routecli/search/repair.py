@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 
 from routecli.search.state import (
-    DEMAND, DUE, EARLY, EPS, FIRST, LATE, LOAD, PRED, PRIZE, READY, ROUTE, SERVICE, SIZE,
+    DEMAND, DUE, EARLY, EPS, FIRST, LATE, LOAD, OUT, PRED, PRIZE, READY, ROUTE, SERVICE, SIZE,
     SUCC, free_slot, link_after, refresh_route, unlink,
 )
 
@@ -50,56 +50,81 @@ def insertion_order(dist, node_data, customers) -> np.ndarray:  # noqa: ANN001
 
 
 @nb.njit(cache=True, inline="always")
-def _fits_between(dist, node_data, times, c, a, b) -> bool:  # noqa: ANN001
-    """Time-window feasibility of serving ``c`` between ``a`` and ``b`` (0 = the depot)."""
+def _position_cost(dist, node_data, times, timed, c, a, b) -> float:  # noqa: ANN001
+    """Extra distance of serving ``c`` between consecutive ``a`` and ``b`` (0 = the depot),
+    ``inf`` if that breaks a time window. Rows ``dist[c]`` and the cached out-edge of ``a``
+    keep the reads cache-friendly (distances are symmetric)."""
+    ab = dist[0, b] if a == 0 else times[OUT, a]
+    delta = dist[c, a] + dist[c, b] - ab
+    if not timed:
+        return delta
     if a == 0:
         ta = node_data[READY, 0] + node_data[SERVICE, 0]
     else:
         ta = times[EARLY, a] + node_data[SERVICE, a]
-    tc = max(ta + dist[a, c], node_data[READY, c])
+    tc = max(ta + dist[c, a], node_data[READY, c])
     if tc > node_data[DUE, c] + EPS:
-        return False
+        return np.inf
     latest_b = node_data[DUE, 0] if b == 0 else times[LATE, b]
-    return tc + node_data[SERVICE, c] + dist[c, b] <= latest_b + EPS
+    if tc + node_data[SERVICE, c] + dist[c, b] > latest_b + EPS:
+        return np.inf
+    return delta
 
 
 @nb.njit(cache=True)
-def best_insertion(dist, node_data, capacity, timed, nodes, times, routes, rstat, c,
+def best_insertion(dist, node_data, capacity, timed, neighbours, nodes, times, routes, rstat, c,
                    blink) -> tuple[float, int, int]:  # noqa: ANN001
     """Cheapest feasible insertion of ``c``: ``(delta, route, predecessor)``; route -1 means a
-    new route, and delta ``inf`` means no feasible place at all."""
+    new route, and delta ``inf`` means no feasible place at all.
+
+    Granular first: only the positions next to ``c``'s nearest neighbours; every position of
+    every route when none of those is feasible. A new route is always a candidate.
+    """
     best = np.inf
     best_r = -2
     best_a = 0
     demand = node_data[DEMAND, c]
-    for r in range(routes.shape[1]):
-        if routes[SIZE, r] == 0 or rstat[LOAD, r] + demand > capacity + EPS:
+    for j in range(neighbours.shape[1]):
+        v = neighbours[c, j]
+        r = nodes[ROUTE, v]
+        if r < 0 or rstat[LOAD, r] + demand > capacity + EPS:
             continue
-        a = 0
-        b = routes[FIRST, r]
-        while True:
-            delta = dist[a, c] + dist[c, b] - dist[a, b]
-            if (delta < best and (not timed or _fits_between(dist, node_data, times, c, a, b))
-                    and (blink <= 0.0 or np.random.random() >= blink)):
+        for side in range(2):
+            a = nodes[PRED, v] if side == 0 else v
+            b = v if side == 0 else nodes[SUCC, v]
+            delta = _position_cost(dist, node_data, times, timed, c, a, b)
+            if delta < best and (blink <= 0.0 or np.random.random() >= blink):
                 best = delta
                 best_r = r
                 best_a = a
-            if b == 0:
-                break
-            a = b
-            b = nodes[SUCC, b]
-    alone = dist[0, c] + dist[c, 0]
-    if alone < best and demand <= capacity + EPS and (
-            not timed or _fits_between(dist, node_data, times, c, 0, 0)):
-        best = alone
-        best_r = -1
-        best_a = 0
+    if best_r == -2:
+        for r in range(routes.shape[1]):
+            if routes[SIZE, r] == 0 or rstat[LOAD, r] + demand > capacity + EPS:
+                continue
+            a = 0
+            b = routes[FIRST, r]
+            while True:
+                delta = _position_cost(dist, node_data, times, timed, c, a, b)
+                if delta < best and (blink <= 0.0 or np.random.random() >= blink):
+                    best = delta
+                    best_r = r
+                    best_a = a
+                if b == 0:
+                    break
+                a = b
+                b = nodes[SUCC, b]
+    if demand <= capacity + EPS:
+        alone = _position_cost(dist, node_data, times, timed, c, 0, 0)
+        if alone < best:
+            best = alone
+            best_r = -1
+            best_a = 0
     return best, best_r, best_a
 
 
 @nb.njit(cache=True)
-def repair(dist, node_data, capacity, timed, optional, nodes, times, routes, rstat, customers,
-           blink) -> int:  # noqa: ANN001
+def repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times, routes, rstat,
+           customers, blink) -> int:  # noqa: ANN001
     """Greedily insert the unserved ``customers`` (random SISR order, blinking positions).
 
     PCVRP customers whose prize does not pay for their cheapest insertion stay unserved.
@@ -107,8 +132,8 @@ def repair(dist, node_data, capacity, timed, optional, nodes, times, routes, rst
     """
     failed = 0
     for c in insertion_order(dist, node_data, customers):
-        delta, r, a = best_insertion(dist, node_data, capacity, timed, nodes, times, routes,
-                                     rstat, c, blink)
+        delta, r, a = best_insertion(dist, node_data, capacity, timed, neighbours, nodes,
+                                     times, routes, rstat, c, blink)
         if optional and delta >= node_data[PRIZE, c]:
             continue
         if r == -2:
@@ -159,7 +184,7 @@ def drop_unprofitable(dist, node_data, capacity, timed, nodes, times, routes, rs
                 continue
             a = nodes[PRED, c]
             b = nodes[SUCC, c]
-            loss = dist[a, c] + dist[c, b] - dist[a, b] - node_data[PRIZE, c]
+            loss = dist[c, a] + dist[c, b] - dist[a, b] - node_data[PRIZE, c]
             if loss > worst + EPS:
                 worst = loss
                 worst_c = c

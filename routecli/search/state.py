@@ -5,9 +5,9 @@ write it and the engine can copy it in one ``memcpy`` each:
 
 - ``nodes``  int64  ``[4, V]``: ``SUCC``, ``PRED`` (0 = the depot), ``ROUTE`` (-1 = unserved;
   PCVRP only), ``POS`` (0-based place in the route);
-- ``times``  float64 ``[3, V]``: ``EARLY`` (service start), ``LATE`` (latest service start
+- ``times``  float64 ``[4, V]``: ``EARLY`` (service start), ``LATE`` (latest service start
   that keeps the rest of the route feasible), ``CUMLOAD`` (load served up to and including
-  the node);
+  the node), ``OUT`` (length of the edge leaving the node);
 - ``routes`` int64  ``[3, V]``: ``FIRST``, ``LAST``, ``SIZE`` per route slot (``SIZE`` 0 =
   free slot; there are ``V`` slots, more than any solution needs);
 - ``rstat``  float64 ``[2, V]``: ``LOAD``, ``LENGTH`` per route slot.
@@ -28,7 +28,7 @@ from routecli.kernels import knn
 from routecli.problems import CVRPInstance, PCVRPInstance, Routes, VRPTWInstance
 
 SUCC, PRED, ROUTE, POS = 0, 1, 2, 3
-EARLY, LATE, CUMLOAD = 0, 1, 2
+EARLY, LATE, CUMLOAD, OUT = 0, 1, 2, 3
 FIRST, LAST, SIZE = 0, 1, 2
 LOAD, LENGTH = 0, 1
 DEMAND, READY, DUE, SERVICE, PRIZE = 0, 1, 2, 3, 4
@@ -65,6 +65,8 @@ class SearchProblem:
     def from_instance(cls, instance: RoutingInstance, neighbours: int = 40) -> SearchProblem:
         metric = instance.metric
         dist = np.ascontiguousarray(metric.full_matrix(), dtype=np.float64)
+        if not np.array_equal(dist, dist.T):
+            raise ValueError(f"{instance.name}: the search needs symmetric distances")
         v = dist.shape[0]
         data = np.zeros((5, v))
         data[DEMAND] = instance.demands
@@ -106,7 +108,7 @@ class SearchState:
     def empty(cls, num_nodes: int) -> SearchState:
         nodes = np.zeros((4, num_nodes), np.int64)
         nodes[ROUTE] = -1
-        return cls(nodes, np.zeros((3, num_nodes)), np.zeros((3, num_nodes), np.int64),
+        return cls(nodes, np.zeros((4, num_nodes)), np.zeros((3, num_nodes), np.int64),
                    np.zeros((2, num_nodes)))
 
     def copy(self) -> SearchState:
@@ -203,6 +205,7 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
         load += node_data[DEMAND, node]
         times[CUMLOAD, node] = load
         length += dist[prev, node]
+        times[OUT, prev] = dist[prev, node]
         if timed:
             t = max(t + dist[prev, node], node_data[READY, node])
             times[EARLY, node] = t
@@ -213,6 +216,7 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
         pos += 1
         node = nodes[SUCC, node]
     length += dist[prev, 0]
+    times[OUT, prev] = dist[prev, 0]
     routes[LAST, r] = prev
     routes[SIZE, r] = pos
     rstat[LOAD, r] = load

@@ -1,0 +1,1 @@
+"""Training MiLoop: losses (reference-free DPO, REINFORCE), checkpoints, the trainer, DDP."""

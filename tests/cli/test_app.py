@@ -1,0 +1,87 @@
+"""The CLI end to end through ``main(argv)``: exit codes, stderr lines, written files."""
+
+from __future__ import annotations
+
+import pytest
+
+from routecli.cli.app import main
+from tests.io.test_cvrplib import MALFORMED
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_malformed_file_gives_one_stderr_line_exit_2_and_no_output(data_dir, tmp_path, capsys,
+                                                                  name):
+    out = tmp_path / "out.sol"
+    code = main(["solve", str(data_dir / "malformed" / name), "--model", "nn", "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.startswith("error: ")
+    assert MALFORMED[name] in err
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "{tiny}", "--model", "nope"], "unknown model 'nope'"),
+    (["solve", "{tiny}", "--decode", "beam"], "--decode must be one of"),
+    (["solve", "{tiny}", "--round", "manhattan"], "--round must be one of"),
+    (["solve", "{tiny}", "--time-limit", "-1"], "--time-limit"),
+    (["solve", "{missing}"], "no such file"),
+    (["generate", "vrp", "--out", "x.npz"], "unknown problem 'vrp'"),
+    (["generate", "cvrp", "--out", "x.txt"], "--out must end in .npz"),
+    (["generate", "kp", "--capacity", "7", "--out", "x.npz"], "KP --capacity must be one of"),
+    (["generate", "pdtsp", "--format", "file", "--out", "d"], "no standard instance file format"),
+    (["solve", "{tiny}", "--frobnicate"], "No such option"),
+])
+def test_bad_options_give_one_line(data_dir, tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    argv = [a.format(tiny=data_dir / "tiny.vrp", missing=tmp_path / "nope.vrp") for a in argv]
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and message in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_solve_prints_cost_gap_and_writes_solution(data_dir, tmp_path, capsys):
+    out = tmp_path / "tiny.sol"
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "cost=" in text and "gap=" in text and "bks=52" in text and "feasible" in text
+    assert out.read_text().strip().endswith(text.split("cost=")[1].split()[0].replace(",", ""))
+
+
+def test_solve_several_files_prints_a_summary_and_writes_a_folder(data_dir, tmp_path, capsys):
+    files = [str(data_dir / "tiny.vrp"), str(data_dir / "tiny.tsp")]
+    assert main(["solve", *files, "-m", "nn", "-o", str(tmp_path / "sols")]) == 0
+    out = capsys.readouterr().out
+    assert "routecli solve" in out and "mean" in out
+    assert sorted(p.name for p in (tmp_path / "sols").iterdir()) == ["tiny.sol", "tiny.tour"]
+
+
+def test_solve_refuses_a_problem_the_model_does_not_handle(data_dir, capsys):
+    assert main(["solve", str(data_dir / "tiny.tsp"), "--model", "nn"]) == 0
+    capsys.readouterr()
+
+
+def test_info_describes_instance(data_dir, capsys):
+    assert main(["info", str(data_dir / "tiny.vrp")]) == 0
+    out = capsys.readouterr().out
+    assert "CVRP" in out and "5 customers" in out and "at least 2 routes" in out
+
+
+def test_generate_files_and_batches_round_trip(tmp_path, capsys):
+    folder = tmp_path / "gen"
+    assert main(["generate", "vrptw", "--n", "20", "--num", "2", "--format", "file",
+                 "--out", str(folder)]) == 0
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == ["vrptw-20-s0-0.vrp", "vrptw-20-s0-1.vrp"]
+    assert main(["solve", str(files[0]), "-m", "nn"]) == 0
+    assert "feasible" in capsys.readouterr().out
+    assert main(["generate", "kp", "--n", "50", "--capacity", "10",
+                 "--out", str(tmp_path / "kp.npz")]) == 0
+
+
+@pytest.mark.parametrize("command", ["solve", "info", "generate"])
+def test_every_command_has_help(capsys, command):
+    assert main([command, "--help"]) == 0
+    assert "Usage" in capsys.readouterr().out
