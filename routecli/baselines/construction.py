@@ -14,7 +14,14 @@ import numba as nb
 import numpy as np
 
 from routecli.problems import (
-    CVRPInstance, Instance, PCVRPInstance, PDTSPInstance, Routes, Solution, Tour, TSPInstance,
+    CVRPInstance,
+    Instance,
+    PCVRPInstance,
+    PDTSPInstance,
+    Routes,
+    Solution,
+    Tour,
+    TSPInstance,
     VRPTWInstance,
 )
 from routecli.solvers import SolveOptions

@@ -16,7 +16,13 @@ import pyvrp
 from pyvrp.stop import MaxIterations, MaxRuntime
 
 from routecli.problems import (
-    CVRPInstance, Instance, PCVRPInstance, PDTSPInstance, Routes, Solution, Tour, TSPInstance,
+    Instance,
+    PCVRPInstance,
+    PDTSPInstance,
+    Routes,
+    Solution,
+    Tour,
+    TSPInstance,
     VRPTWInstance,
 )
 from routecli.solvers import SolveOptions

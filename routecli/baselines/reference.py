@@ -89,12 +89,12 @@ def reference_solutions(instances: list[Instance], time_limit: float, jobs: int 
             task = bar.add_task(f"PyVRP references ({time_limit:g} s each)", total=len(todo))
             if jobs <= 1:
                 results = map(_solve_one, args)
-                for i, sol in zip(todo, results):
+                for i, sol in zip(todo, results, strict=False):
                     out[i] = sol
                     bar.advance(task)
             else:
                 with ProcessPoolExecutor(max_workers=jobs) as pool:
-                    for i, sol in zip(todo, pool.map(_solve_one, args)):
+                    for i, sol in zip(todo, pool.map(_solve_one, args), strict=False):
                         out[i] = sol
                         bar.advance(task)
     return [s for s in out if s is not None]

@@ -68,7 +68,7 @@ def solve(
     many = len(files) > 1
     results: list[SolveResult] = []
     failed = 0
-    for file, instance in zip(files, instances):
+    for file, instance in zip(files, instances, strict=False):
         reference, _ = best_known(instance, file, bks)
         with console.status(f"solving {instance.name} ({instance.size}) with {model}"):
             result = run(solver, instance, seed=seed, time_limit=time_limit, bks=reference)

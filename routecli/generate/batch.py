@@ -7,7 +7,13 @@ from pathlib import Path
 import numpy as np
 
 from routecli.problems import (
-    CVRPInstance, Instance, KPInstance, Metric, PCVRPInstance, PDTSPInstance, TSPInstance,
+    CVRPInstance,
+    Instance,
+    KPInstance,
+    Metric,
+    PCVRPInstance,
+    PDTSPInstance,
+    TSPInstance,
     VRPTWInstance,
 )
 

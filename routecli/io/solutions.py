@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from routecli.errors import InstanceFormatError
 from routecli.io.tsplib import format_tour, read_text, read_tour
 from routecli.io.writers import write_text_atomic

@@ -28,7 +28,7 @@ def rule_code(rule: str) -> int:
     try:
         return RULES.index(rule)
     except ValueError:
-        raise ValueError(f"unknown distance rule {rule!r}; expected one of {', '.join(RULES)}")
+        raise ValueError(f"unknown distance rule {rule!r}; expected one of {', '.join(RULES)}") from None
 
 
 def prepare_coords(coords: np.ndarray, rule: str) -> np.ndarray:

@@ -6,8 +6,6 @@ and ``validate(solution) -> list[str]`` (empty when feasible; each entry names o
 
 from __future__ import annotations
 
-from typing import Union
-
 from routecli.problems.base import InfeasibleSolutionError, Routes, Selection, Tour
 from routecli.problems.cvrp import CVRPInstance
 from routecli.problems.kp import KPInstance
@@ -17,8 +15,8 @@ from routecli.problems.pdtsp import PDTSPInstance
 from routecli.problems.tsp import TSPInstance
 from routecli.problems.vrptw import VRPTWInstance
 
-Instance = Union[TSPInstance, CVRPInstance, VRPTWInstance, PCVRPInstance, PDTSPInstance, KPInstance]
-Solution = Union[Tour, Routes, Selection]
+Instance = TSPInstance | CVRPInstance | VRPTWInstance | PCVRPInstance | PDTSPInstance | KPInstance
+Solution = Tour | Routes | Selection
 
 
 def validate(instance: Instance, solution: Solution) -> list[str]:

@@ -60,7 +60,7 @@ def check_permutation(seq: np.ndarray, expected: np.ndarray, what: str) -> list[
     values, counts = np.unique(seq, return_counts=True)
     unknown = np.setdiff1d(values, expected)
     problems += [f"{what} {v} does not exist" for v in unknown[:10]]
-    problems += [f"{what} {v} visited {c} times" for v, c in zip(values, counts) if c > 1][:10]
+    problems += [f"{what} {v} visited {c} times" for v, c in zip(values, counts, strict=False) if c > 1][:10]
     missing = np.setdiff1d(expected, values)
     problems += [f"{what} {v} missing" for v in missing[:10]]
     if len(missing) > 10:

@@ -33,7 +33,7 @@ class KPInstance:
         if problems:
             return problems
         values, counts = np.unique(items, return_counts=True)
-        problems += [f"item {v} chosen {c} times" for v, c in zip(values, counts) if c > 1]
+        problems += [f"item {v} chosen {c} times" for v, c in zip(values, counts, strict=False) if c > 1]
         weight = float(self.weights[items].sum())
         if weight > self.capacity + 1e-9:
             problems.append(f"over capacity by {weight - self.capacity:g} "

@@ -45,5 +45,5 @@ class PCVRPInstance:
         values, counts = np.unique(visited, return_counts=True)
         problems += [f"customer {v} does not exist" for v in values
                      if v < 1 or v > self.num_customers]
-        problems += [f"customer {v} visited {c} times" for v, c in zip(values, counts) if c > 1]
+        problems += [f"customer {v} visited {c} times" for v, c in zip(values, counts, strict=False) if c > 1]
         return problems + capacity_violations(self.demands, self.capacity, solution)

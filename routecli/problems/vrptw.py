@@ -70,7 +70,7 @@ class VRPTWInstance:
             late = starts > self.due[route] + 1e-6
             problems += [
                 f"time window of customer {c} violated: service starts {s:g} > due {self.due[c]:g}"
-                for c, s in zip(route[late], starts[late])
+                for c, s in zip(route[late], starts[late], strict=False)
             ]
             if back > self.due[0] + 1e-6:
                 problems.append(f"route {k + 1} returns to the depot at {back:g} > {self.due[0]:g}")

@@ -8,7 +8,7 @@ def test_references_are_cached_and_valid(tmp_path):
     first = reference_solutions(instances, 0.1, cache_dir=tmp_path, progress=False)
     assert len(list(tmp_path.glob("*.npz"))) == 3
     second = reference_solutions(instances, 0.1, cache_dir=tmp_path, progress=False)
-    for inst, a, b in zip(instances, first, second):
+    for inst, a, b in zip(instances, first, second, strict=False):
         assert validate(inst, a) == []
         assert inst.cost(a) == inst.cost(b)
 

@@ -59,7 +59,8 @@ def test_all_cvrplib_solutions_recost_to_their_bks(benchdata):
     from routecli.io import read_solution
     from routecli.problems import validate
 
-    bks = {r["instance"]: float(r["bks"]) for r in csv.DictReader(open(benchdata / "bks.csv"))}
+    rows = csv.DictReader((benchdata / "bks.csv").read_text().splitlines())
+    bks = {r["instance"]: float(r["bks"]) for r in rows}
     files = sorted((benchdata / "cvrplib").glob("*/*.vrp"))
     assert len(files) == 110
     for path in files:

@@ -40,7 +40,8 @@ def test_bad_solution_files(data_dir, tmp_path):
 def test_all_tsplib_optimal_tours_recost_to_the_optimum(benchdata):
     import csv
 
-    bks = {r["instance"]: float(r["bks"]) for r in csv.DictReader(open(benchdata / "bks.csv"))}
+    rows = csv.DictReader((benchdata / "bks.csv").read_text().splitlines())
+    bks = {r["instance"]: float(r["bks"]) for r in rows}
     tours = sorted((benchdata / "tsplib").glob("*.opt.tour"))
     assert len(tours) == 19
     for path in tours:

@@ -32,7 +32,7 @@ def test_edge_lengths_match_tsplib_formulas(rule):
     coords = rng.uniform(-80, 80, size=(40, 2)) if rule == "geo" else rng.uniform(0, 5000, (40, 2))
     src, dst = rng.integers(0, 40, 200), rng.integers(0, 40, 200)
     got = kd.edge_lengths(kd.prepare_coords(coords, rule), src, dst, rule)
-    want = [reference_edge(coords[a], coords[b], rule) for a, b in zip(src, dst)]
+    want = [reference_edge(coords[a], coords[b], rule) for a, b in zip(src, dst, strict=False)]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
 
 

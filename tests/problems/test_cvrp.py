@@ -1,8 +1,15 @@
 import numpy as np
 import pytest
 
-from routecli.problems import CVRPInstance, InfeasibleSolutionError, Metric, Routes, Tour, check
-from routecli.problems import validate
+from routecli.problems import (
+    CVRPInstance,
+    InfeasibleSolutionError,
+    Metric,
+    Routes,
+    Tour,
+    check,
+    validate,
+)
 
 
 def instance() -> CVRPInstance:
