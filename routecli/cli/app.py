@@ -9,7 +9,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from routecli import __version__
-from routecli.cli import generate, info, solve
+from routecli.cli import bench, generate, info, solve, train
 from routecli.cli.common import err_console
 from routecli.errors import RoutecliError
 
@@ -25,6 +25,8 @@ app = typer.Typer(
 app.command("solve")(solve.solve)
 app.command("info")(info.info)
 app.command("generate")(generate.generate)
+app.command("bench")(bench.bench)
+app.command("train")(train.train)
 
 
 @app.callback(invoke_without_command=True)

@@ -81,7 +81,18 @@ def test_generate_files_and_batches_round_trip(tmp_path, capsys):
                  "--out", str(tmp_path / "kp.npz")]) == 0
 
 
-@pytest.mark.parametrize("command", ["solve", "info", "generate"])
+@pytest.mark.parametrize("command", ["solve", "info", "generate", "bench"])
 def test_every_command_has_help(capsys, command):
     assert main([command, "--help"]) == 0
     assert "Usage" in capsys.readouterr().out
+
+
+def test_bench_writes_csv_report_and_resumes(data_dir, tmp_path, capsys):
+    out = tmp_path / "bench"
+    argv = ["bench", str(data_dir / "tiny.vrp"), str(data_dir / "tiny.tsp"), "-m", "nn",
+            "-o", str(out)]
+    assert main(argv) == 0
+    assert {p.name for p in out.iterdir()} >= {"results.csv", "report.md", "gap_vs_size.png"}
+    assert main(argv) == 0
+    assert len((out / "results.csv").read_text().splitlines()) == 3  # header + 2, not rerun
+    assert "solved 1/1" in capsys.readouterr().out

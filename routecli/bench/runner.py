@@ -1,0 +1,129 @@
+"""Solve every instance of a benchmark, one CSV row per instance, resumable, in parallel."""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from routecli.errors import OptionError
+from routecli.io import best_known, read_instance, solution_suffix, write_solution
+from routecli.solvers import SolveOptions, make_solver, run
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    instance: str
+    file: str
+    problem: str
+    n: int
+    model: str
+    cost: float
+    bks: float | None
+    gap: float | None
+    seconds: float
+    feasible: bool
+    problems: str
+    seed: int
+
+    @classmethod
+    def from_csv(cls, row: dict[str, str]) -> BenchRow:
+        def opt(v: str) -> float | None:
+            return float(v) if v not in ("", "None") else None
+
+        return cls(row["instance"], row["file"], row["problem"], int(row["n"]), row["model"],
+                   float(row["cost"]), opt(row["bks"]), opt(row["gap"]), float(row["seconds"]),
+                   row["feasible"] == "True", row["problems"], int(row["seed"]))
+
+
+COLUMNS = [f.name for f in fields(BenchRow)]
+
+
+def read_rows(csv_path: Path) -> list[BenchRow]:
+    if not csv_path.exists():
+        return []
+    with open(csv_path, newline="") as fh:
+        return [BenchRow.from_csv(r) for r in csv.DictReader(fh)]
+
+
+def read_rows_for(csv_path: Path) -> list[BenchRow]:
+    """Rows of another run's ``results.csv`` (``--compare``); an error if there are none."""
+    rows = read_rows(csv_path)
+    if not rows:
+        raise OptionError(f"--compare: {csv_path} has no benchmark rows")
+    return rows
+
+
+def completed(csv_path: Path) -> set[str]:
+    """Instance files already in the CSV (resolved paths)."""
+    return {r.file for r in read_rows(csv_path)}
+
+
+def _append(csv_path: Path, row: BenchRow) -> None:
+    new = not csv_path.exists()
+    with open(csv_path, "a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerow(asdict(row))
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def solve_file(path: Path, model: str, options: SolveOptions, seed: int,
+               time_limit: float | None, solutions_dir: Path | None,
+               rounding: str | None = None) -> BenchRow:
+    """Read, solve, validate and (if feasible) write the solution of one instance file."""
+    instance = read_instance(path, rounding)
+    reference, _ = best_known(instance, path)
+    result = run(make_solver(model, options), instance, seed=seed, time_limit=time_limit,
+                 bks=reference)
+    if result.feasible and solutions_dir is not None:
+        write_solution(solutions_dir / f"{path.stem}{solution_suffix(result.solution)}",
+                       instance, result.solution)
+    return BenchRow(instance.name, str(path.resolve()), instance.problem, instance.size, model,
+                    result.cost, reference, result.gap, result.seconds, result.feasible,
+                    "; ".join(result.problems[:3]), seed)
+
+
+def _one_thread_per_worker() -> None:
+    """J worker processes share the cores: keep each torch/OpenMP pool to one thread."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def _solve_job(args: tuple) -> BenchRow:
+    return solve_file(*args)
+
+
+def run_bench(files: list[Path], model: str, options: SolveOptions, out: Path, *, seed: int = 0,
+              time_limit: float | None = None, jobs: int = 1, rounding: str | None = None,
+              on_row: Callable[[BenchRow], None] | None = None) -> list[BenchRow]:
+    """Solve ``files`` not yet in ``out/results.csv``; returns all rows (old and new)."""
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / "results.csv"
+    done = completed(csv_path)
+    todo = [p for p in files if str(p.resolve()) not in done]
+    solutions_dir = out / "solutions"
+    solutions_dir.mkdir(exist_ok=True)
+    args = [(p, model, options, seed, time_limit, solutions_dir, rounding) for p in todo]
+    for row in _results(args, jobs):
+        _append(csv_path, row)
+        if on_row is not None:
+            on_row(row)
+    wanted = {str(p.resolve()) for p in files}
+    return [r for r in read_rows(csv_path) if r.file in wanted]
+
+
+def _results(args: list[tuple], jobs: int) -> Iterator[BenchRow]:
+    if jobs <= 1:
+        for a in args:
+            yield solve_file(*a)
+        return
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_one_thread_per_worker) as pool:
+        yield from pool.map(_solve_job, args)

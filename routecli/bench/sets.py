@@ -1,0 +1,55 @@
+"""Benchmark sets: named sets under a data root, a folder, or explicit files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from routecli.errors import OptionError
+
+# name -> (folder under the data root, file pattern, size buckets key)
+NAMED_SETS: dict[str, tuple[str, str, str]] = {
+    "tsplib": ("tsplib", "*.tsp", "tsp"),
+    "cvrplib-x": ("cvrplib/X", "*.vrp", "cvrp"),
+    "cvrplib-ags": ("cvrplib/AGS", "*.vrp", "cvrp"),
+}
+INSTANCE_SUFFIXES = (".tsp", ".vrp", ".txt")
+DATA_ROOT_ENV = "ROUTECLI_DATA"
+
+
+def data_root(given: Path | None = None) -> Path | None:
+    """``--data-root``, else ``$ROUTECLI_DATA``, else ``../shared/benchdata`` if it exists."""
+    if given is not None:
+        return given
+    if os.environ.get(DATA_ROOT_ENV):
+        return Path(os.environ[DATA_ROOT_ENV])
+    candidate = Path.cwd().parent / "shared" / "benchdata"
+    return candidate if candidate.is_dir() else None
+
+
+def resolve(targets: list[str], root: Path | None = None) -> list[Path]:
+    """Instance files of named sets, folders and files, in the order given, without repeats."""
+    files: list[Path] = []
+    for target in targets:
+        if target in NAMED_SETS:
+            base = data_root(root)
+            if base is None:
+                raise OptionError(f"set {target!r} needs a data root: pass --data-root or set "
+                                  f"${DATA_ROOT_ENV} (../shared/benchdata is absent)")
+            folder, pattern, _ = NAMED_SETS[target]
+            found = sorted((base / folder).glob(pattern))
+            if not found:
+                raise OptionError(f"set {target!r}: no {pattern} files in {base / folder}")
+            files += found
+        elif Path(target).is_dir():
+            found = sorted(p for p in Path(target).iterdir() if p.suffix in INSTANCE_SUFFIXES)
+            if not found:
+                raise OptionError(f"{target}: no instance files (.tsp, .vrp, .txt) in this folder")
+            files += found
+        elif Path(target).is_file():
+            files.append(Path(target))
+        else:
+            known = ", ".join(NAMED_SETS)
+            raise OptionError(f"{target!r} is neither a set ({known}), a folder nor a file")
+    unique: dict[Path, None] = dict.fromkeys(files)
+    return list(unique)

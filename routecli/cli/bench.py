@@ -1,0 +1,91 @@
+"""``routecli bench``: a benchmark set through one model, with a report by size bucket."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from routecli.bench import read_rows_for, resolve, run_bench, summarise, write_report
+from routecli.cli.common import console, fmt_gap
+from routecli.cli.solve import DECODES
+from routecli.errors import OptionError
+from routecli.io import read_instance
+from routecli.solvers import REGISTRY, SolveOptions, make_solver
+
+
+def bench(
+    targets: list[str] = typer.Argument(None, help="Instance files or folders (in addition to "
+                                        "--set)."),
+    sets: list[str] = typer.Option([], "--set", help="Named set (tsplib, cvrplib-x, "
+                                   "cvrplib-ags), a folder, or a file; repeatable."),
+    model: str = typer.Option(..., "--model", "-m", help=f"Solver: {', '.join(REGISTRY)}."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder: results.csv, report.md, "
+                             "gap_vs_size.png, solutions/. Rerunning skips finished instances."),
+    time_limit: float | None = typer.Option(None, "--time-limit", "-t", min=0.0,
+                                            help="Seconds per instance (search solvers)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Instances solved in parallel."),
+    data_root: Path | None = typer.Option(None, "--data-root", help="Folder holding tsplib/ and "
+                                          "cvrplib/ (default: $ROUTECLI_DATA or "
+                                          "../shared/benchdata)."),
+    compare: Path | None = typer.Option(None, "--compare", help="results.csv of another run, "
+                                        "shown side by side in the report."),
+    max_size: int | None = typer.Option(None, "--max-size", min=1, help="Skip instances larger "
+                                        "than this."),
+    decode: str = typer.Option("greedy", "--decode", help="greedy, sampling, multistart."),
+    starts: int = typer.Option(100, "--starts", min=1, help="Multi-start M."),
+    augment: bool = typer.Option(False, "--augment", help="8-fold symmetry augmentation."),
+    checkpoint: Path | None = typer.Option(None, "--checkpoint", help="Model weights."),
+    candidates: int | None = typer.Option(None, "--candidates", min=1, help="KNN candidates."),
+    pe: str | None = typer.Option(None, "--pe", help="Positional encoding (nds)."),
+    policy: str | None = typer.Option(None, "--policy", help="Removal policy (nds/sisr)."),
+    polish: bool = typer.Option(False, "--polish", help="Local-search polish."),
+    rounding: str = typer.Option("file", "--round", help="Distance rule override."),
+) -> None:
+    """Solve a benchmark set, validate every solution, report gaps by size bucket."""
+    if decode not in DECODES:
+        raise OptionError(f"--decode must be one of {', '.join(DECODES)}, got {decode!r}")
+    files = resolve([*sets, *(targets or [])], data_root)
+    if not files:
+        raise OptionError("nothing to solve: pass --set, folders or files")
+    if max_size is not None:
+        files = [f for f in files if read_instance(f, rounding).size <= max_size]
+    options = SolveOptions(decode=decode, starts=starts, augment=augment,
+                           checkpoint=str(checkpoint) if checkpoint else None,
+                           candidates=candidates, pe=pe, policy=policy, polish=polish)
+    make_solver(model, options)  # unknown model or bad options fail before any work
+    other = read_rows_for(compare) if compare is not None else None
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task(f"bench {model}", total=len(files), last="")
+        progress.update(task, completed=len(files) - _remaining(files, out))
+
+        def advance(row) -> None:  # noqa: ANN001 - BenchRow
+            progress.update(task, advance=1,
+                            last=f"{row.instance}: gap {fmt_gap(row.gap)} {row.seconds:.1f}s")
+
+        rows = run_bench(files, model, options, out, seed=seed, time_limit=time_limit,
+                         jobs=jobs, rounding=None if rounding == "file" else rounding,
+                         on_row=advance)
+    command = "routecli " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    report = write_report(rows, out, f"routecli bench: {model}", other,
+                          compare.parent.name if compare else "compare", command)
+    for problem, summaries in summarise(rows).items():
+        cells = "  ".join(f"{s.label} {fmt_gap(s.mean_gap)}" for s in summaries)
+        console.print(f"{problem.upper()}: {cells}  solved {summaries[-1].solved}/"
+                      f"{summaries[-1].count}")
+    console.print(f"report: {report}")
+    if any(not r.feasible for r in rows):
+        raise SystemExit(1)
+
+
+def _remaining(files: list[Path], out: Path) -> int:
+    from routecli.bench import completed
+
+    done = completed(out / "results.csv")
+    return sum(str(f.resolve()) not in done for f in files)
