@@ -45,6 +45,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     # name: (module, one-line description)
     "nn": ("routecli.baselines.construction", "nearest-neighbour construction (sanity baseline)"),
     "hgs": ("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
+    "miloop": ("routecli.models.miloop_solver",
+               "MiLoop constructive policy (selective memory propagation)"),
 }
 
 

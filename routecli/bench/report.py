@@ -101,10 +101,11 @@ def plot_gaps(rows: list[BenchRow], path: Path, title: str,
     for data, name, marker in ((rows, None, "o"), (compare, compare_name, "x")):
         if not data:
             continue
-        pts = [(r.n, r.gap) for r in data if r.feasible and r.gap is not None]
-        if pts:
+        shown = [r for r in data if r.feasible and r.gap is not None]
+        if shown:
             label = name or ", ".join(sorted({r.model for r in data}))
-            ax.scatter(*zip(*pts), s=14, marker=marker, label=label, alpha=0.8)
+            ax.scatter([r.n for r in shown], [r.gap for r in shown], s=14, marker=marker,
+                       label=label, alpha=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("instance size n")
     ax.set_ylabel("gap to best-known (%)")

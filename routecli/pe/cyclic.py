@@ -2,10 +2,10 @@
 the within-route index (``PE(i) = PE(i + L)``, so the two depot ends of a route coincide) but
 index-based: they ignore travel distance (D1) and route membership (D3).
 
-| name        | kind | formula                                                                |
-|-------------|------|------------------------------------------------------------------------|
-| dact        | node | ``W Gray(i mod L)``: the bits of the reflected Gray code as +-1, learnable linear map ``W`` to D (Ma et al. 2021) |
-| cycleformer | node | ``[sin(2 pi (i mod L)/L w_k), cos(2 pi (i mod L)/L w_k)]``, ``w_k = 10000^(-2k/D)`` (Yook et al. 2024) |
+- ``dact`` (node): ``W Gray(i mod L)``, the bits of the reflected Gray code as +-1 through a
+  learnable linear map ``W`` to D (Ma et al. 2021).
+- ``cycleformer`` (node): ``[sin(2 pi (i mod L) / L w_k), cos(2 pi (i mod L) / L w_k)]`` with
+  ``w_k = 10000^(-2k/D)`` (Yook et al. 2024).
 """
 
 from __future__ import annotations

@@ -2,11 +2,12 @@
 paper Appendix D). They are computed per node id and gathered to slots, so the two depot slots
 of a closed walk get the same value.
 
-| name | kind | formula                                                                         |
-|------|------|---------------------------------------------------------------------------------|
-| lap  | node | ``U_K[v]``: the K (=8) smallest non-trivial eigenvectors of ``L = D - A``, zero-padded to D; random sign flips while training (Dwivedi & Bresson 2020) |
-| rwse | node | ``[(R^k)_vv]_{k=1..K}``, ``R = D^-1 A``, K = 8, zero-padded (Dwivedi et al. 2021) |
-| spd  | bias | ``b[min(spd(u, v), cap)]``, learnable scalar per hop distance (Ying et al. 2021) |
+- ``lap`` (node): ``U_K[v]``, the K (= 8) smallest non-trivial eigenvectors of ``L = D - A``,
+  zero-padded to D, signs flipped at random while training (Dwivedi & Bresson 2020).
+- ``rwse`` (node): ``[(R^k)_vv]_{k=1..K}`` with ``R = D^-1 A``, K = 8, zero-padded (Dwivedi et
+  al. 2021).
+- ``spd`` (bias): ``b[min(spd(u, v), cap)]``, a learnable scalar per hop distance on the route
+  graph, shared by the heads (Ying et al. 2021).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ _PAD_EIGENVALUE = 1e6
 def laplacian_eigenvectors(adj: torch.Tensor, present: torch.Tensor, k: int) -> torch.Tensor:
     """The ``k`` eigenvectors of ``L = D - A`` after the trivial one, in ascending eigenvalue
     order, per node id. ``adj`` ``[B, N, N]``, ``present`` ``[B, N]`` -> ``[B, N, k]`` (columns
-    past the graph's own size are zero)."""
+    past the graph's own size are zero). Each vector is defined up to sign, and up to a rotation
+    within a repeated eigenvalue (a route graph has them: its petals are symmetric cycles), so
+    only sign- and basis-free quantities, such as distances between nodes, are reproducible."""
     lap = torch.diag_embed(adj.sum(-1)) - adj
     lap = lap + torch.diag_embed((~present).double() * _PAD_EIGENVALUE)
     _, vecs = torch.linalg.eigh(lap.double())  # ascending eigenvalues

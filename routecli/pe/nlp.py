@@ -20,7 +20,12 @@ import torch
 from torch import nn
 
 from routecli.pe.base import (
-    PositionalEncoding, even_dim, geometric_frequencies, masked, pair_mask, sincos,
+    PositionalEncoding,
+    even_dim,
+    geometric_frequencies,
+    masked,
+    pair_mask,
+    sincos,
 )
 from routecli.pe.batch import RouteBatch
 

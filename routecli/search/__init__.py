@@ -1,0 +1,1 @@
+"""Decoding and search procedures on top of the learned policies."""

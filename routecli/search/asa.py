@@ -24,14 +24,30 @@ import numba as nb
 import numpy as np
 
 from routecli.problems import Routes
-from routecli.search.repair import (
-    BLINK_RATE, drop_unprofitable, remove_customers, repair,
-)
+from routecli.search.construct import savings_solution
+from routecli.search.repair import BLINK_RATE, drop_unprofitable, repair
 from routecli.search.ruin import (
-    POLICY_RANDOM, RemovalPolicy, ruin_random, ruin_strings, seed_kernels,
+    POLICY_RANDOM,
+    POLICY_STRINGS,
+    RemovalPolicy,
+    ruin_random,
+    ruin_strings,
+    seed_kernels,
 )
 from routecli.search.state import (
-    LENGTH, ROUTE, SIZE, SearchProblem, SearchState, copy_state, from_routes, state_cost,
+    LENGTH,
+    PRIZES,
+    ROUTE,
+    SIZE,
+    SearchProblem,
+    SearchState,
+    check_route,
+    copy_state,
+    from_routes,
+    refresh_route,
+    state_cost,
+    sync_state,
+    unlink,
 )
 
 CHUNK_SECONDS = 0.05  # compiled loop length between clock checks and progress reports
@@ -83,100 +99,139 @@ def temperature(progress: float, t_start: float, t_end: float) -> float:
     return t_start * (t_end / t_start) ** p
 
 
-@nb.njit(cache=True)
-def _add_unserved_neighbours(nodes, neighbours, removed, count) -> np.ndarray:  # noqa: ANN001
-    """Removed customers plus unserved near neighbours of them, without duplicates."""
-    out = np.empty(count * (1 + PRIZE_NEIGHBOURS), np.int64)
-    total = 0
-    for i in range(count):
-        c = removed[i]
-        for j in range(-1, min(PRIZE_NEIGHBOURS, neighbours.shape[1])):
-            v = c if j < 0 else neighbours[c, j]
-            if j >= 0 and nodes[ROUTE, v] >= 0:
-                continue
-            dup = False
-            for q in range(total):
-                dup = dup or out[q] == v
-            if not dup:
-                out[total] = v
-                total += 1
-    return out[:total]
+def workspace(num_nodes: int) -> tuple[np.ndarray, ...]:
+    """Scratch arrays of one search: touched routes and moved customers of the current
+    candidate and of the best rollout so far, their counts, route flags, sync and removal
+    buffers."""
+    v = num_nodes
+    return (np.zeros(v, np.int64), np.zeros(v, np.int64), np.zeros(v, np.int64),
+            np.zeros(v, np.int64), np.zeros(4, np.int64), np.zeros(v, np.bool_),
+            np.zeros(3 * v, np.int64), np.zeros(v, np.int64))
 
 
 @nb.njit(cache=True)
-def rollout(dist, node_data, capacity, timed, optional, neighbours, cur, cand, removed,
-            count, blink) -> float:  # noqa: ANN001
-    """``cand`` := ``cur`` with ``removed[:count]`` taken out and greedily reinserted.
-    Returns the candidate's cost (``inf`` if it is infeasible)."""
-    n0, t0, r0, s0 = cur
+def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  # noqa: ANN001
+    """Turn ``cand`` (equal to ``cur`` on entry) into ``cur`` with ``removed[:count]`` taken
+    out and greedily reinserted; record what changed in ``ws`` for :func:`sync_state`.
+    Returns the candidate's cost (``inf`` if infeasible)."""
+    dist, node_data, capacity, timed, optional, neighbours = problem
+    touched, moved, _, _, counts, flags, _, _ = ws
     nodes, times, routes, rstat = cand
-    copy_state(n0, t0, r0, s0, nodes, times, routes, rstat)
-    picked = np.empty(count, np.int64)
-    k = 0
+    nt = 0
+    nm = 0
     for i in range(count):
         c = removed[i]
-        if c >= 1 and nodes[ROUTE, c] >= 0:
-            picked[k] = c
-            k += 1
-    if not remove_customers(dist, node_data, capacity, timed, nodes, times, routes, rstat,
-                            picked[:k]):
-        return np.inf
-    customers = picked[:k]
-    if optional:
-        customers = _add_unserved_neighbours(nodes, neighbours, picked, k)
-    if repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times, routes,
-              rstat, customers, blink) > 0:
-        return np.inf
-    if optional:
+        if c < 1 or nodes[ROUTE, c] < 0:
+            continue
+        r = unlink(nodes, routes, c)
+        moved[nm] = c
+        nm += 1
+        if not flags[r]:
+            flags[r] = True
+            touched[nt] = r
+            nt += 1
+    feasible = True
+    for i in range(nt):
+        feasible &= refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
+                                  touched[i])
+    if optional:  # unserved near neighbours of the removed customers get a chance too
+        for i in range(nm):
+            for j in range(min(PRIZE_NEIGHBOURS, neighbours.shape[1])):
+                v = neighbours[moved[i], j]
+                if nodes[ROUTE, v] >= 0:
+                    continue
+                dup = False
+                for q in range(nm):
+                    dup = dup or moved[q] == v
+                if not dup and nm < moved.shape[0]:
+                    moved[nm] = v
+                    nm += 1
+    failed = repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times, routes,
+                    rstat, moved[:nm], blink)
+    for i in range(nm):
+        r = nodes[ROUTE, moved[i]]
+        if r >= 0 and not flags[r]:
+            flags[r] = True
+            touched[nt] = r
+            nt += 1
+    if optional:  # only touched routes can hold a newly unprofitable customer
         drop_unprofitable(dist, node_data, capacity, timed, nodes, times, routes, rstat)
-    return state_cost(node_data, nodes, times, routes, rstat)
+    cost = cur_cost
+    for i in range(nt):
+        r = touched[i]
+        flags[r] = False
+        cost += (rstat[LENGTH, r] - rstat[PRIZES, r]) - (cur[3][LENGTH, r] - cur[3][PRIZES, r])
+    counts[0] = nt
+    counts[1] = nm
+    if failed > 0 or not feasible:
+        return np.inf
+    return cost
 
 
 @nb.njit(cache=True)
-def evaluate_rollouts(dist, node_data, capacity, timed, optional, neighbours, cur, cand, pick,
-                      removals, blink) -> float:  # noqa: ANN001
-    """Repair every row of ``removals`` ``[M, K]`` (-1 padded) from ``cur``; the best lands in
-    ``pick``. Returns its cost."""
-    best = np.inf
-    for m in range(removals.shape[0]):
-        count = 0
-        while count < removals.shape[1] and removals[m, count] >= 0:
-            count += 1
-        cost = rollout(dist, node_data, capacity, timed, optional, neighbours, cur, cand,
-                       removals[m], count, blink)
-        if cost < best:
-            best = cost
-            copy_state(cand[0], cand[1], cand[2], cand[3], pick[0], pick[1], pick[2], pick[3])
-    return best
+def iteration(problem, cur, cand, pick, ws, policy, remove, removals, rollouts, blink,
+              temp, u, cur_cost) -> tuple[float, bool, float]:  # noqa: ANN001
+    """One ASA iteration on ``cur`` (``cand`` and ``pick`` equal to it on entry and exit
+    relative to the returned state). Rollouts come from the numba ``policy`` or, when
+    ``policy`` < 0, from the rows of ``removals`` ``[M, K]`` (-1 padded). Returns
+    (new current cost, accepted, best rollout cost)."""
+    touched, moved, ptouched, pmoved, counts, _, buf, rbuf = ws
+    neighbours = problem[5]
+    num = rollouts if policy >= 0 else removals.shape[0]
+    counts[2] = 0
+    counts[3] = 0
+    pick_cost = np.inf
+    for m in range(num):
+        if policy == POLICY_RANDOM:
+            count = ruin_random(cur[0], remove, rbuf)
+            row = rbuf
+        elif policy == POLICY_STRINGS:
+            count = ruin_strings(cur[0], cur[2], neighbours, float(remove), rbuf)
+            row = rbuf
+        else:
+            row = removals[m]
+            count = 0
+            while count < row.shape[0] and row[count] >= 0:
+                count += 1
+        cost = rollout(problem, cur, cand, ws, row, count, blink, cur_cost)
+        if num == 1:
+            pick_cost = cost
+            break
+        if cost < pick_cost:
+            pick_cost = cost
+            sync_state(cur, pick, ptouched, counts[2], pmoved, counts[3], buf)
+            sync_state(cand, pick, touched, counts[0], moved, counts[1], buf)
+            ptouched[: counts[0]] = touched[: counts[0]]
+            pmoved[: counts[1]] = moved[: counts[1]]
+            counts[2] = counts[0]
+            counts[3] = counts[1]
+        sync_state(cur, cand, touched, counts[0], moved, counts[1], buf)
+    accept = pick_cost < np.inf and sa_accept(pick_cost, cur_cost, temp, u)
+    if num == 1:
+        if accept:
+            sync_state(cand, cur, touched, counts[0], moved, counts[1], buf)
+        else:
+            sync_state(cur, cand, touched, counts[0], moved, counts[1], buf)
+    elif accept:
+        sync_state(pick, cur, ptouched, counts[2], pmoved, counts[3], buf)
+        sync_state(pick, cand, ptouched, counts[2], pmoved, counts[3], buf)
+    else:
+        sync_state(cur, pick, ptouched, counts[2], pmoved, counts[3], buf)
+    return (pick_cost if accept else cur_cost), accept, pick_cost
 
 
 @nb.njit(cache=True)
-def run_chunk(dist, node_data, capacity, timed, optional, neighbours, cur, cand, pick, best,
-              policy, remove, rollouts, iterations, t_from, t_to, cur_cost, best_cost,
-              blink) -> tuple[float, float, int]:  # noqa: ANN001
-    """``iterations`` ASA iterations with a numba removal policy, temperature falling
+def run_chunk(problem, cur, cand, pick, best, ws, policy, remove, rollouts, iterations,
+              t_from, t_to, cur_cost, best_cost, blink) -> tuple[float, float, int]:  # noqa: ANN001
+    """``iterations`` ASA iterations with a numba removal policy, the temperature falling
     geometrically from ``t_from`` to ``t_to``. Returns (current cost, best cost, accepted)."""
-    buf = np.empty(dist.shape[0], np.int64)
+    no_rows = np.zeros((0, 0), np.int64)
     accepted = 0
     for it in range(iterations):
         temp = t_from * (t_to / t_from) ** (it / iterations)
-        pick_cost = np.inf
-        for _ in range(rollouts):
-            if policy == POLICY_RANDOM:
-                count = ruin_random(cur[0], remove, buf)
-            else:
-                count = ruin_strings(cur[0], cur[2], neighbours, float(remove), buf)
-            cost = rollout(dist, node_data, capacity, timed, optional, neighbours, cur, cand,
-                           buf, count, blink)
-            if cost < pick_cost:
-                pick_cost = cost
-                if rollouts > 1:
-                    copy_state(cand[0], cand[1], cand[2], cand[3],
-                               pick[0], pick[1], pick[2], pick[3])
-        chosen = pick if rollouts > 1 else cand
-        if pick_cost < np.inf and sa_accept(pick_cost, cur_cost, temp, np.random.random()):
-            copy_state(chosen[0], chosen[1], chosen[2], chosen[3], cur[0], cur[1], cur[2], cur[3])
-            cur_cost = pick_cost
+        cur_cost, ok, _ = iteration(problem, cur, cand, pick, ws, policy, remove, no_rows,
+                                    rollouts, blink, temp, np.random.random(), cur_cost)
+        if ok:
             accepted += 1
             if cur_cost < best_cost - 1e-9:
                 best_cost = cur_cost
@@ -184,14 +239,11 @@ def run_chunk(dist, node_data, capacity, timed, optional, neighbours, cur, cand,
     return cur_cost, best_cost, accepted
 
 
-def initial_solution(problem: SearchProblem, blink: float = 0.0) -> SearchState:
-    """Greedy insertion of every customer into an empty solution (PCVRP: the profitable ones)."""
-    state = SearchState.empty(problem.num_nodes)
-    customers = np.arange(1, problem.num_nodes, dtype=np.int64)
-    failed = repair(problem.dist, problem.node_data, problem.capacity, problem.timed,
-                    problem.optional, problem.neighbours, *state.arrays(), customers, blink)
-    if failed:
-        raise ValueError(f"{problem.instance.name}: {failed} customers fit in no route "
+def initial_solution(problem: SearchProblem) -> SearchState:
+    """Savings start (:mod:`routecli.search.construct`); raises if a customer fits nowhere."""
+    state = savings_solution(problem)
+    if not all(check_route(problem, state, r) for r in np.flatnonzero(state.routes[SIZE])):
+        raise ValueError(f"{problem.instance.name}: some customer fits in no route "
                          "(demand above capacity or an unreachable time window)")
     return state
 
@@ -219,14 +271,18 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
     rng = np.random.default_rng(seed)
     seed_kernels(seed)
     cur = initial_solution(problem) if initial is None else from_routes(problem, initial)
+    if problem.optional:  # the search assumes every served customer pays for itself
+        drop_unprofitable(problem.dist, problem.node_data, problem.capacity, problem.timed,
+                          *cur.arrays())
     cand, pick, best = cur.copy(), cur.copy(), cur.copy()
+    ws = workspace(problem.num_nodes)
     cur_cost = best_cost = float(state_cost(problem.node_data, *cur.arrays()))
     scale = mean_edge(problem, cur)
     t0, t1 = config.t_start * scale, config.t_end * scale
     history = [(time.perf_counter() - start, best_cost)]
     if progress is not None:
         progress(history[-1][0], best_cost)
-    args = (problem.dist, problem.node_data, problem.capacity, problem.timed, problem.optional,
+    data = (problem.dist, problem.node_data, problem.capacity, problem.timed, problem.optional,
             problem.neighbours)
     done = accepted = 0
     chunk = 1
@@ -244,22 +300,20 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
             frac_end = fraction(done + chunk) if config.time_limit is None else \
                 frac + CHUNK_SECONDS / config.time_limit
             cur_cost, new_best, acc = run_chunk(
-                *args, cur.arrays(), cand.arrays(), pick.arrays(), best.arrays(), policy.kernel,
-                config.remove, config.rollouts, chunk, temperature(frac, t0, t1),
+                data, cur.arrays(), cand.arrays(), pick.arrays(), best.arrays(), ws,
+                policy.kernel, config.remove, config.rollouts, chunk, temperature(frac, t0, t1),
                 temperature(frac_end, t0, t1), cur_cost, best_cost, config.blink)
         else:
             removals = policy.propose(problem, cur, rng, config.remove, config.rollouts)
-            cost = evaluate_rollouts(*args, cur.arrays(), cand.arrays(), pick.arrays(),
-                                     np.ascontiguousarray(removals, np.int64), config.blink)
-            acc = int(cost < np.inf and sa_accept(cost, cur_cost, temperature(frac, t0, t1),
-                                                  rng.random()))
+            cur_cost, ok, _ = iteration(
+                data, cur.arrays(), cand.arrays(), pick.arrays(), ws, -1, config.remove,
+                np.ascontiguousarray(removals, np.int64), config.rollouts, config.blink,
+                temperature(frac, t0, t1), rng.random(), cur_cost)
+            acc = int(ok)
             new_best = best_cost
-            if acc:
-                cur.copy_from(pick)
-                cur_cost = cost
-                if cost < best_cost - 1e-9:
-                    new_best = cost
-                    best.copy_from(cur)
+            if cur_cost < best_cost - 1e-9:
+                new_best = cur_cost
+                best.copy_from(cur)
         done += chunk
         accepted += acc
         if new_best < best_cost:

@@ -20,8 +20,25 @@ import numba as nb
 import numpy as np
 
 from routecli.search.state import (
-    DEMAND, DUE, EARLY, EPS, FIRST, LATE, LOAD, OUT, PRED, PRIZE, READY, ROUTE, SERVICE, SIZE,
-    SUCC, free_slot, link_after, refresh_route, unlink,
+    DEMAND,
+    DUE,
+    EARLY,
+    EPS,
+    FIRST,
+    LATE,
+    LOAD,
+    OUT,
+    PRED,
+    PRIZE,
+    READY,
+    ROUTE,
+    SERVICE,
+    SIZE,
+    SUCC,
+    free_slot,
+    link_after,
+    refresh_route,
+    unlink,
 )
 
 # Relative weights of the insertion orders: random, demand (desc), far first, close first.
@@ -58,10 +75,8 @@ def _position_cost(dist, node_data, times, timed, c, a, b) -> float:  # noqa: AN
     delta = dist[c, a] + dist[c, b] - ab
     if not timed:
         return delta
-    if a == 0:
-        ta = node_data[READY, 0] + node_data[SERVICE, 0]
-    else:
-        ta = times[EARLY, a] + node_data[SERVICE, a]
+    # the depot's "service start" is the route's departure time
+    ta = (node_data[READY, 0] if a == 0 else times[EARLY, a]) + node_data[SERVICE, a]
     tc = max(ta + dist[c, a], node_data[READY, c])
     if tc > node_data[DUE, c] + EPS:
         return np.inf

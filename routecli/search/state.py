@@ -10,7 +10,7 @@ write it and the engine can copy it in one ``memcpy`` each:
   the node), ``OUT`` (length of the edge leaving the node);
 - ``routes`` int64  ``[3, V]``: ``FIRST``, ``LAST``, ``SIZE`` per route slot (``SIZE`` 0 =
   free slot; there are ``V`` slots, more than any solution needs);
-- ``rstat``  float64 ``[2, V]``: ``LOAD``, ``LENGTH`` per route slot.
+- ``rstat``  float64 ``[3, V]``: ``LOAD``, ``LENGTH``, ``PRIZES`` (collected) per route slot.
 
 The problem side is a dense distance matrix computed once from the instance's own metric (so
 CVRPLIB's rounded ``euc2d`` edges are exactly what the search optimises) and ``node_data``
@@ -30,7 +30,7 @@ from routecli.problems import CVRPInstance, PCVRPInstance, Routes, VRPTWInstance
 SUCC, PRED, ROUTE, POS = 0, 1, 2, 3
 EARLY, LATE, CUMLOAD, OUT = 0, 1, 2, 3
 FIRST, LAST, SIZE = 0, 1, 2
-LOAD, LENGTH = 0, 1
+LOAD, LENGTH, PRIZES = 0, 1, 2
 DEMAND, READY, DUE, SERVICE, PRIZE = 0, 1, 2, 3, 4
 # Slack for time-window and capacity comparisons of float sums (validate allows 1e-6).
 EPS = 1e-9
@@ -109,7 +109,7 @@ class SearchState:
         nodes = np.zeros((4, num_nodes), np.int64)
         nodes[ROUTE] = -1
         return cls(nodes, np.zeros((4, num_nodes)), np.zeros((3, num_nodes), np.int64),
-                   np.zeros((2, num_nodes)))
+                   np.zeros((3, num_nodes)))
 
     def copy(self) -> SearchState:
         return SearchState(self.nodes.copy(), self.times.copy(), self.routes.copy(),
@@ -154,6 +154,12 @@ def from_routes(problem: SearchProblem, solution: Routes) -> SearchState:
     return state
 
 
+def check_route(problem: SearchProblem, state: SearchState, r: int) -> bool:
+    """Whether route slot ``r`` keeps capacity and every time window (refreshing it)."""
+    return bool(refresh_route(problem.dist, problem.node_data, problem.capacity, problem.timed,
+                              *state.arrays(), r))
+
+
 def total_cost(problem: SearchProblem, state: SearchState) -> float:
     return float(state_cost(problem.node_data, *state.arrays()))
 
@@ -173,10 +179,7 @@ def state_cost(node_data, nodes, times, routes, rstat) -> float:  # noqa: ANN001
     total = 0.0
     for r in range(routes.shape[1]):
         if routes[SIZE, r] > 0:
-            total += rstat[LENGTH, r]
-    for v in range(1, nodes.shape[1]):
-        if nodes[ROUTE, v] >= 0:
-            total -= node_data[PRIZE, v]
+            total += rstat[LENGTH, r] - rstat[PRIZES, r]
     return total
 
 
@@ -191,11 +194,13 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
         routes[SIZE, r] = 0
         rstat[LOAD, r] = 0.0
         rstat[LENGTH, r] = 0.0
+        rstat[PRIZES, r] = 0.0
         return True
     prev = 0
     pos = 0
     load = 0.0
     length = 0.0
+    prizes = 0.0
     t = node_data[READY, 0] + node_data[SERVICE, 0]
     ok = True
     while node != 0:
@@ -203,6 +208,7 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
         nodes[POS, node] = pos
         nodes[PRED, node] = prev
         load += node_data[DEMAND, node]
+        prizes += node_data[PRIZE, node]
         times[CUMLOAD, node] = load
         length += dist[prev, node]
         times[OUT, prev] = dist[prev, node]
@@ -221,6 +227,7 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
     routes[SIZE, r] = pos
     rstat[LOAD, r] = load
     rstat[LENGTH, r] = length
+    rstat[PRIZES, r] = prizes
     if load > capacity + EPS:
         ok = False
     if timed:
@@ -274,6 +281,39 @@ def link_after(nodes, routes, c, a, r) -> None:  # noqa: ANN001
         routes[LAST, r] = c
     else:
         nodes[PRED, b] = c
+
+
+@nb.njit(cache=True)
+def sync_state(src, dst, touched, num_touched, moved, num_moved, buf) -> None:  # noqa: ANN001
+    """Make ``dst`` equal to ``src``, given that they differ only on the route slots
+    ``touched[:num_touched]`` and on customers that are on those routes (in either state) or
+    in ``moved[:num_moved]``. ``buf`` is scratch of at least ``3 V`` ints."""
+    sn, st, sr, ss = src
+    dn, dt, dr, ds = dst
+    k = 0
+    for i in range(num_touched):  # collect first: copying rewires dst while walking it
+        r = touched[i]
+        node = dr[FIRST, r]
+        while node != 0:
+            buf[k] = node
+            k += 1
+            node = dn[SUCC, node]
+        node = sr[FIRST, r]
+        while node != 0:
+            buf[k] = node
+            k += 1
+            node = sn[SUCC, node]
+    for i in range(num_moved):
+        buf[k] = moved[i]
+        k += 1
+    for i in range(k):
+        v = buf[i]
+        dn[:, v] = sn[:, v]
+        dt[:, v] = st[:, v]
+    for i in range(num_touched):
+        r = touched[i]
+        dr[:, r] = sr[:, r]
+        ds[:, r] = ss[:, r]
 
 
 @nb.njit(cache=True)

@@ -19,9 +19,11 @@ def sweep_routes(coords: np.ndarray, per_route: int) -> list[np.ndarray]:
 def make_batch(sizes: tuple[int, ...], per_route: int = 5, seed: int = 0):
     """Node-layout batch of sweep solutions of random instances with ``sizes`` customers."""
     rng = np.random.default_rng(seed)
-    coords = [rng.random((n + 1, 2)) for n in sizes]
+    coords, demands = [], []
+    for n in sizes:  # instance by instance, so a prefix of ``sizes`` gives the same instances
+        coords.append(rng.random((n + 1, 2)))
+        demands.append(np.concatenate([[0], rng.integers(1, 10, n)]))
     routes = [sweep_routes(c, per_route) for c in coords]
-    demands = [np.concatenate([[0], rng.integers(1, 10, n)]) for n in sizes]
     return RouteBatch.from_routes(coords, routes, demands), coords, routes, demands
 
 
@@ -43,11 +45,3 @@ def walk() -> RouteBatch:
 def reverse_walk(batch: RouteBatch) -> RouteBatch:
     """The same closed walks traversed backwards."""
     return RouteBatch.from_walk(batch.coords.flip(1))
-
-
-def pairwise_rows(n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    i, j = torch.triu_indices(n, n, offset=1)
-    return i, j
-
-
-torch.set_num_threads(1)
