@@ -1,0 +1,281 @@
+"""Granular local search in numba: relocate, swap, 2-opt and 2-opt* on neighbour lists.
+
+For every customer ``u`` and each of its nearest neighbours ``v`` the moves below are tried,
+each creating an edge next to ``v`` (the granular neighbourhood of Toth and Vigo, 2003);
+the first improving feasible move is applied, until a full pass finds none:
+
+- relocate ``u`` right after or right before ``v``;
+- swap ``u`` and ``v``;
+- 2-opt (same route): reverse the stretch between them, creating edge ``(u, v)``;
+- 2-opt* (two routes): exchange the route tails, creating ``(u, v)``, either as
+  ``head(u) + tail(v)`` / ``head(pred v) + tail(succ u)`` or with one head and one tail
+  reversed (``head(u) + reversed head(v)`` / ``reversed tail(succ u) + tail(succ v)``).
+
+The distance change is O(1); capacity is checked in O(1) from route loads and cumulative
+loads; time windows (VRPTW), only for a move that already improves distance, by simulating
+the new routes. :func:`polish` therefore never returns a worse or infeasible solution.
+PCVRP moves keep the served set; profitable unserved customers are then inserted and
+unprofitable ones dropped, and the search repeats while that helps.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from routecli.problems import Routes, validate
+from routecli.search.repair import drop_unprofitable, repair
+from routecli.search.state import (
+    CUMLOAD,
+    DEMAND,
+    DUE,
+    EPS,
+    FIRST,
+    LAST,
+    LOAD,
+    POS,
+    PRED,
+    READY,
+    ROUTE,
+    SERVICE,
+    SUCC,
+    RoutingInstance,
+    SearchProblem,
+    from_routes,
+    refresh_route,
+    state_cost,
+)
+
+GAIN_EPS = 1e-9  # a move must improve by more than this (no cycling on float noise)
+RELOCATE_AFTER, RELOCATE_BEFORE, SWAP, TWO_OPT, TWO_OPT_STAR, TWO_OPT_STAR_REV = range(6)
+
+
+@nb.njit(cache=True)
+def _walk(nodes, buf, n, start, end, forward) -> int:  # noqa: ANN001
+    """Append the nodes from ``start`` to ``end`` inclusive (following successors, or
+    predecessors when not ``forward``) to ``buf[n:]``; ``start`` 0 appends nothing."""
+    node = start
+    while node != 0:
+        buf[n] = node
+        n += 1
+        if node == end:
+            break
+        node = nodes[SUCC, node] if forward else nodes[PRED, node]
+    return n
+
+
+@nb.njit(cache=True)
+def _edit(nodes, routes, r, buf, n, drop, put_after, put_before, put, swap_a, swap_b) -> int:  # noqa: ANN001
+    """Append route ``r`` to ``buf[n:]`` with edits: skip ``drop``; emit ``put`` right after
+    ``put_after`` / right before ``put_before``; exchange ``swap_a`` and ``swap_b``."""
+    node = routes[FIRST, r]
+    while node != 0:
+        if node != drop:
+            if node == put_before:
+                buf[n] = put
+                n += 1
+            out = swap_b if node == swap_a else (swap_a if node == swap_b else node)
+            buf[n] = out
+            n += 1
+            if node == put_after:
+                buf[n] = put
+                n += 1
+        node = nodes[SUCC, node]
+    return n
+
+
+@nb.njit(cache=True)
+def _on_time(dist, node_data, buf, lo, hi) -> bool:  # noqa: ANN001
+    """Whether the route ``buf[lo:hi]`` keeps every time window and the depot horizon."""
+    t = node_data[READY, 0] + node_data[SERVICE, 0]
+    prev = 0
+    for k in range(lo, hi):
+        node = buf[k]
+        t = max(t + dist[prev, node], node_data[READY, node])
+        if t > node_data[DUE, node] + EPS:
+            return False
+        t += node_data[SERVICE, node]
+        prev = node
+    return t + dist[prev, 0] <= node_data[DUE, 0] + EPS
+
+
+@nb.njit(cache=True)
+def _write(nodes, routes, r, buf, lo, hi) -> None:  # noqa: ANN001
+    """Relink route slot ``r`` as ``buf[lo:hi]`` (empty: free the slot)."""
+    prev = 0
+    for k in range(lo, hi):
+        node = buf[k]
+        nodes[PRED, node] = prev
+        if prev == 0:
+            routes[FIRST, r] = node
+        else:
+            nodes[SUCC, prev] = node
+        prev = node
+    if prev == 0:
+        routes[FIRST, r] = 0
+    else:
+        nodes[SUCC, prev] = 0
+
+
+@nb.njit(cache=True)
+def _build(nodes, routes, move, u, v, buf) -> tuple[int, int]:  # noqa: ANN001
+    """The route(s) after ``move``: ``buf[0:split]`` replaces ``u``'s route and
+    ``buf[split:end]`` ``v``'s (empty when both are on one route). Returns (split, end)."""
+    ru = nodes[ROUTE, u]
+    rv = nodes[ROUTE, v]
+    x = nodes[SUCC, u]
+    pv = nodes[PRED, v]
+    same = ru == rv
+    n = 0
+    if move in (RELOCATE_AFTER, RELOCATE_BEFORE):
+        after = v if move == RELOCATE_AFTER else -1
+        before = v if move == RELOCATE_BEFORE else -1
+        if same:
+            n = _edit(nodes, routes, ru, buf, 0, u, after, before, u, -1, -1)
+            return n, n
+        n = _edit(nodes, routes, ru, buf, 0, u, -1, -1, -1, -1, -1)
+        return n, _edit(nodes, routes, rv, buf, n, -1, after, before, u, -1, -1)
+    if move == SWAP:
+        n = _edit(nodes, routes, ru, buf, 0, -1, -1, -1, -1, u, v)
+        if same:
+            return n, n
+        return n, _edit(nodes, routes, rv, buf, n, -1, -1, -1, -1, u, v)
+    if move == TWO_OPT:  # u before v on one route: reverse x..v
+        n = _walk(nodes, buf, 0, routes[FIRST, ru], u, True)
+        n = _walk(nodes, buf, n, v, x, False)
+        n = _walk(nodes, buf, n, nodes[SUCC, v], routes[LAST, ru], True)
+        return n, n
+    if move == TWO_OPT_STAR:
+        n = _walk(nodes, buf, 0, routes[FIRST, ru], u, True)
+        n = _walk(nodes, buf, n, v, routes[LAST, rv], True)
+        split = n
+        n = _walk(nodes, buf, n, routes[FIRST, rv], pv, True) if pv != 0 else n
+        n = _walk(nodes, buf, n, x, routes[LAST, ru], True)
+        return split, n
+    n = _walk(nodes, buf, 0, routes[FIRST, ru], u, True)  # TWO_OPT_STAR_REV
+    n = _walk(nodes, buf, n, v, routes[FIRST, rv], False)
+    split = n
+    n = _walk(nodes, buf, n, routes[LAST, ru], x, False) if x != 0 else n
+    n = _walk(nodes, buf, n, nodes[SUCC, v], routes[LAST, rv], True)
+    return split, n
+
+
+@nb.njit(cache=True)
+def _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) -> float:  # noqa: ANN001
+    """Distance saved by ``move`` (<= 0 when it is not applicable or breaks capacity)."""
+    ru = nodes[ROUTE, u]
+    rv = nodes[ROUTE, v]
+    pu = nodes[PRED, u]
+    x = nodes[SUCC, u]
+    pv = nodes[PRED, v]
+    y = nodes[SUCC, v]
+    du = node_data[DEMAND, u]
+    dv = node_data[DEMAND, v]
+    same = ru == rv
+    if move in (RELOCATE_AFTER, RELOCATE_BEFORE):
+        a, b = (v, y) if move == RELOCATE_AFTER else (pv, v)
+        if a == u or b == u or (not same and rstat[LOAD, rv] + du > capacity + EPS):
+            return 0.0
+        return (dist[pu, u] + dist[u, x] - dist[pu, x]) - (dist[a, u] + dist[u, b] - dist[a, b])
+    if move == SWAP:
+        if x == v or y == u:
+            return 0.0
+        if not same and (rstat[LOAD, ru] - du + dv > capacity + EPS
+                         or rstat[LOAD, rv] - dv + du > capacity + EPS):
+            return 0.0
+        return (dist[pu, u] + dist[u, x] + dist[pv, v] + dist[v, y]
+                - dist[pu, v] - dist[v, x] - dist[pv, u] - dist[u, y])
+    if move == TWO_OPT:
+        if not same or x == v:
+            return 0.0
+        return dist[u, x] + dist[v, y] - dist[u, v] - dist[x, y]
+    if same:
+        return 0.0
+    head_u = times[CUMLOAD, u]
+    if move == TWO_OPT_STAR:
+        head_pv = times[CUMLOAD, pv] if pv != 0 else 0.0
+        if (head_u + rstat[LOAD, rv] - head_pv > capacity + EPS
+                or head_pv + rstat[LOAD, ru] - head_u > capacity + EPS):
+            return 0.0
+        return dist[u, x] + dist[pv, v] - dist[u, v] - dist[pv, x]
+    head_v = times[CUMLOAD, v]  # TWO_OPT_STAR_REV
+    if (head_u + head_v > capacity + EPS
+            or rstat[LOAD, ru] - head_u + rstat[LOAD, rv] - head_v > capacity + EPS):
+        return 0.0
+    return dist[u, x] + dist[v, y] - dist[u, v] - dist[x, y]
+
+
+@nb.njit(cache=True)
+def _try(dist, node_data, capacity, timed, nodes, times, routes, rstat, move, u, v, buf) -> bool:  # noqa: ANN001
+    if _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) <= GAIN_EPS:
+        return False
+    if move == TWO_OPT and nodes[POS, u] > nodes[POS, v]:
+        return False
+    ru = nodes[ROUTE, u]
+    rv = nodes[ROUTE, v]
+    split, end = _build(nodes, routes, move, u, v, buf)
+    if timed and not (_on_time(dist, node_data, buf, 0, split)
+                      and _on_time(dist, node_data, buf, split, end)):
+        return False
+    _write(nodes, routes, ru, buf, 0, split)
+    if rv != ru:
+        _write(nodes, routes, rv, buf, split, end)
+        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, rv)
+    refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, ru)
+    return True
+
+
+@nb.njit(cache=True)
+def local_search(dist, node_data, capacity, timed, neighbours, nodes, times, routes, rstat,
+                 order) -> int:  # noqa: ANN001
+    """Apply first-improving moves until none is left; customers scanned in ``order``.
+    Returns the number of moves applied."""
+    buf = np.empty(2 * dist.shape[0], np.int64)
+    applied = 0
+    improved = True
+    while improved:
+        improved = False
+        for u in order:
+            if nodes[ROUTE, u] < 0:
+                continue
+            for j in range(neighbours.shape[1]):
+                v = neighbours[u, j]
+                if nodes[ROUTE, v] < 0:
+                    continue
+                for move in range(6):
+                    a, b = u, v
+                    if move == TWO_OPT and nodes[ROUTE, u] == nodes[ROUTE, v] \
+                            and nodes[POS, u] > nodes[POS, v]:
+                        a, b = v, u
+                    if _try(dist, node_data, capacity, timed, nodes, times, routes, rstat,
+                            move, a, b, buf):
+                        applied += 1
+                        improved = True
+                        break
+    return applied
+
+
+def polish(instance: RoutingInstance, solution: Routes, seed: int = 0) -> Routes:
+    """Local-search ``solution`` of a CVRP / VRPTW / PCVRP instance; returns it unchanged
+    unless the result is valid and no more costly."""
+    if validate(instance, solution):
+        return solution
+    problem = SearchProblem.from_instance(instance)
+    state = from_routes(problem, solution)
+    data = (problem.dist, problem.node_data, problem.capacity, problem.timed)
+    order = np.random.default_rng(seed).permutation(np.arange(1, problem.num_nodes))
+    cost = state_cost(problem.node_data, *state.arrays())
+    for _ in range(10):
+        local_search(*data, problem.neighbours, *state.arrays(), order)
+        if problem.optional:
+            unserved = np.flatnonzero(state.nodes[ROUTE, 1:] < 0).astype(np.int64) + 1
+            repair(*data, True, problem.neighbours, *state.arrays(), unserved, 0.0)
+            drop_unprofitable(*data, *state.arrays())
+        new_cost = state_cost(problem.node_data, *state.arrays())
+        if new_cost >= cost - GAIN_EPS:
+            break
+        cost = new_cost
+    result = state.to_routes()
+    if validate(instance, result) or instance.cost(result) > instance.cost(solution):
+        return solution
+    return result
