@@ -47,6 +47,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "hgs": ("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
     "miloop": ("routecli.models.miloop_solver",
                "MiLoop constructive policy (selective memory propagation)"),
+    "sisr": ("routecli.search.solver",
+             "ruin-and-recreate with string removal + simulated annealing (non-neural control)"),
 }
 
 
