@@ -9,41 +9,24 @@ from typing import ClassVar
 import numpy as np
 
 from routecli.problems.base import Routes
-from routecli.problems.cvrp import capacity_violations, depot_visits
-from routecli.problems.metric import Metric
+from routecli.problems.instance import CapacitatedInstance
 
 
 @dataclass(frozen=True)
-class PCVRPInstance:
-    name: str
-    metric: Metric
-    demands: np.ndarray
-    capacity: float
+class PCVRPInstance(CapacitatedInstance):
+    """CVRP data plus ``prizes`` ``[N+1]``; each customer served at most once."""
+
     prizes: np.ndarray
     problem: ClassVar[str] = "pcvrp"
     sense: ClassVar[str] = "min"
 
-    @property
-    def coords(self) -> np.ndarray | None:
-        return self.metric.coords
-
-    @property
-    def num_customers(self) -> int:
-        return self.metric.size - 1
-
-    @property
-    def size(self) -> int:
-        return self.num_customers
-
     def cost(self, solution: Routes) -> float:
-        distance = float(self.metric.routes(list(solution.routes)).sum())
-        return distance - float(self.prizes[solution.visited].sum())
+        return self.distance(solution) - float(self.prizes[solution.visited].sum())
 
     def validate(self, solution: Routes) -> list[str]:
-        problems = depot_visits(solution)
-        visited = solution.visited
-        values, counts = np.unique(visited, return_counts=True)
+        problems = self.route_violations(solution)
+        values, counts = np.unique(solution.visited, return_counts=True)
         problems += [f"customer {v} does not exist" for v in values
                      if v < 1 or v > self.num_customers]
-        problems += [f"customer {v} visited {c} times" for v, c in zip(values, counts, strict=False) if c > 1]
-        return problems + capacity_violations(self.demands, self.capacity, solution)
+        problems += [f"customer {v} visited {c} times" for v, c in zip(values, counts) if c > 1]
+        return problems

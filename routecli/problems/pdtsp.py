@@ -10,19 +10,15 @@ from typing import ClassVar
 import numpy as np
 
 from routecli.problems.base import Tour, check_permutation
-from routecli.problems.metric import Metric
+from routecli.problems.instance import GraphInstance
 
 
 @dataclass(frozen=True)
-class PDTSPInstance:
-    name: str
-    metric: Metric
+class PDTSPInstance(GraphInstance):
+    """Depot 0, pickups 1..n, deliveries n+1..2n (``metric.size == 2n + 1``)."""
+
     problem: ClassVar[str] = "pdtsp"
     sense: ClassVar[str] = "min"
-
-    @property
-    def coords(self) -> np.ndarray | None:
-        return self.metric.coords
 
     @property
     def num_requests(self) -> int:

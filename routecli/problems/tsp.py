@@ -8,21 +8,15 @@ from typing import ClassVar
 import numpy as np
 
 from routecli.problems.base import Tour, check_permutation
-from routecli.problems.metric import Metric
+from routecli.problems.instance import GraphInstance
 
 
 @dataclass(frozen=True)
-class TSPInstance:
+class TSPInstance(GraphInstance):
     """``N`` nodes measured by ``metric``; ``coords`` ``[N, 2]`` (``None`` for matrix-only files)."""
 
-    name: str
-    metric: Metric
     problem: ClassVar[str] = "tsp"
     sense: ClassVar[str] = "min"
-
-    @property
-    def coords(self) -> np.ndarray | None:
-        return self.metric.coords
 
     @property
     def num_nodes(self) -> int:

@@ -12,38 +12,21 @@ from typing import ClassVar
 import numpy as np
 
 from routecli.problems.base import Routes, check_permutation
-from routecli.problems.cvrp import capacity_violations, depot_visits
-from routecli.problems.metric import Metric
+from routecli.problems.instance import CapacitatedInstance
 
 
 @dataclass(frozen=True)
-class VRPTWInstance:
+class VRPTWInstance(CapacitatedInstance):
     """CVRP data plus ``ready``, ``due``, ``service`` ``[N+1]`` (index 0 is the depot)."""
 
-    name: str
-    metric: Metric
-    demands: np.ndarray
-    capacity: float
     ready: np.ndarray
     due: np.ndarray
     service: np.ndarray
     problem: ClassVar[str] = "vrptw"
     sense: ClassVar[str] = "min"
 
-    @property
-    def coords(self) -> np.ndarray | None:
-        return self.metric.coords
-
-    @property
-    def num_customers(self) -> int:
-        return self.metric.size - 1
-
-    @property
-    def size(self) -> int:
-        return self.num_customers
-
     def cost(self, solution: Routes) -> float:
-        return float(self.metric.routes(list(solution.routes)).sum())
+        return self.distance(solution)
 
     def schedule(self, route: np.ndarray) -> tuple[np.ndarray, float]:
         """Service start time at each customer of ``route`` and the return time to the depot."""
@@ -59,10 +42,9 @@ class VRPTWInstance:
         return starts, t + prev_service + legs[-1]
 
     def validate(self, solution: Routes) -> list[str]:
-        problems = depot_visits(solution)
+        problems = self.route_violations(solution)
         problems += check_permutation(solution.visited, np.arange(1, self.num_customers + 1),
                                       "customer")
-        problems += capacity_violations(self.demands, self.capacity, solution)
         for k, route in enumerate(solution.routes):
             if (route < 1).any() or (route > self.num_customers).any():
                 continue
@@ -70,7 +52,7 @@ class VRPTWInstance:
             late = starts > self.due[route] + 1e-6
             problems += [
                 f"time window of customer {c} violated: service starts {s:g} > due {self.due[c]:g}"
-                for c, s in zip(route[late], starts[late], strict=False)
+                for c, s in zip(route[late], starts[late])
             ]
             if back > self.due[0] + 1e-6:
                 problems.append(f"route {k + 1} returns to the depot at {back:g} > {self.due[0]:g}")
