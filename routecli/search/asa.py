@@ -67,8 +67,8 @@ class ASAConfig:
     iterations: int | None = None
     rollouts: int = 1
     remove: int = 10
-    t_start: float = 0.3
-    t_end: float = 0.003
+    t_start: float = 1.5
+    t_end: float = 0.05
     blink: float = BLINK_RATE
 
 
@@ -121,9 +121,9 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
     nm = 0
     for i in range(count):
         c = removed[i]
-        if c < 1 or nodes[ROUTE, c] < 0:
+        if c < 1 or nodes[c, ROUTE] < 0:
             continue
-        r = unlink(nodes, routes, c)
+        r = unlink(dist, nodes, times, routes, c)
         moved[nm] = c
         nm += 1
         if not flags[r]:
@@ -138,7 +138,7 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
         for i in range(nm):
             for j in range(min(PRIZE_NEIGHBOURS, neighbours.shape[1])):
                 v = neighbours[moved[i], j]
-                if nodes[ROUTE, v] >= 0:
+                if nodes[v, ROUTE] >= 0:
                     continue
                 dup = False
                 for q in range(nm):
@@ -149,7 +149,7 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
     failed = repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times, routes,
                     rstat, moved[:nm], blink)
     for i in range(nm):
-        r = nodes[ROUTE, moved[i]]
+        r = nodes[moved[i], ROUTE]
         if r >= 0 and not flags[r]:
             flags[r] = True
             touched[nt] = r
@@ -160,7 +160,7 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
     for i in range(nt):
         r = touched[i]
         flags[r] = False
-        cost += (rstat[LENGTH, r] - rstat[PRIZES, r]) - (cur[3][LENGTH, r] - cur[3][PRIZES, r])
+        cost += (rstat[r, LENGTH] - rstat[r, PRIZES]) - (cur[3][r, LENGTH] - cur[3][r, PRIZES])
     counts[0] = nt
     counts[1] = nm
     if failed > 0 or not feasible:
@@ -242,7 +242,7 @@ def run_chunk(problem, cur, cand, pick, best, ws, policy, remove, rollouts, iter
 def initial_solution(problem: SearchProblem) -> SearchState:
     """Savings start (:mod:`routecli.search.construct`); raises if a customer fits nowhere."""
     state = savings_solution(problem)
-    if not all(check_route(problem, state, r) for r in np.flatnonzero(state.routes[SIZE])):
+    if not all(check_route(problem, state, r) for r in np.flatnonzero(state.routes[:, SIZE])):
         raise ValueError(f"{problem.instance.name}: some customer fits in no route "
                          "(demand above capacity or an unreachable time window)")
     return state
@@ -250,10 +250,10 @@ def initial_solution(problem: SearchProblem) -> SearchState:
 
 def mean_edge(problem: SearchProblem, state: SearchState) -> float:
     """Mean edge length of a solution; the nearest-neighbour distance if it has no routes."""
-    used = state.routes[SIZE] > 0
-    edges = int(state.routes[SIZE, used].sum() + used.sum())
+    used = state.routes[:, SIZE] > 0
+    edges = int(state.routes[used, SIZE].sum() + used.sum())
     if edges:
-        return float(state.rstat[LENGTH, used].sum()) / edges
+        return float(state.rstat[used, LENGTH].sum()) / edges
     near = problem.neighbours[1:, 0] if problem.neighbours.shape[1] else np.zeros(1, np.int64)
     return float(problem.dist[np.arange(1, 1 + len(near)), near].mean()) or 1.0
 

@@ -22,6 +22,7 @@ from routecli.search.state import (
     FIRST,
     LAST,
     LOAD,
+    OUT,
     PRED,
     READY,
     ROUTE,
@@ -34,30 +35,31 @@ from routecli.search.state import (
 
 
 @nb.njit(cache=True)
-def _reverse(nodes, routes, r) -> None:  # noqa: ANN001
-    node = routes[FIRST, r]
+def _reverse(dist, nodes, times, routes, r) -> None:  # noqa: ANN001
+    node = routes[r, FIRST]
     while node != 0:
-        nxt = nodes[SUCC, node]
-        nodes[SUCC, node] = nodes[PRED, node]
-        nodes[PRED, node] = nxt
+        nxt = nodes[node, SUCC]
+        nodes[node, SUCC] = nodes[node, PRED]
+        nodes[node, PRED] = nxt
+        times[node, OUT] = dist[node, nodes[node, SUCC]]
         node = nxt
-    routes[FIRST, r], routes[LAST, r] = routes[LAST, r], routes[FIRST, r]
+    routes[r, FIRST], routes[r, LAST] = routes[r, LAST], routes[r, FIRST]
 
 
 @nb.njit(cache=True)
 def _joinable_in_time(dist, node_data, nodes, times, routes, i, rj) -> bool:  # noqa: ANN001
     """Whether the route ending at ``i`` followed by route ``rj`` keeps every window."""
-    t = times[EARLY, i] + node_data[SERVICE, i]
+    t = times[i, EARLY] + node_data[i, SERVICE]
     prev = i
-    node = routes[FIRST, rj]
+    node = routes[rj, FIRST]
     while node != 0:
-        t = max(t + dist[prev, node], node_data[READY, node])
-        if t > node_data[DUE, node] + EPS:
+        t = max(t + dist[prev, node], node_data[node, READY])
+        if t > node_data[node, DUE] + EPS:
             return False
-        t += node_data[SERVICE, node]
+        t += node_data[node, SERVICE]
         prev = node
-        node = nodes[SUCC, node]
-    return t + dist[prev, 0] <= node_data[DUE, 0] + EPS
+        node = nodes[node, SUCC]
+    return t + dist[prev, 0] <= node_data[0, DUE] + EPS
 
 
 @nb.njit(cache=True)
@@ -66,9 +68,10 @@ def savings(dist, node_data, capacity, timed, neighbours, nodes, times, routes, 
     v = dist.shape[0]
     for c in range(1, v):
         r = c - 1
-        nodes[SUCC, c] = 0
-        nodes[PRED, c] = 0
-        routes[FIRST, r] = c
+        nodes[c, SUCC] = 0
+        nodes[c, PRED] = 0
+        times[c, OUT] = dist[c, 0]
+        routes[r, FIRST] = c
         refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r)
     k = neighbours.shape[1]
     first = np.empty((v - 1) * k, np.int64)
@@ -89,28 +92,29 @@ def savings(dist, node_data, capacity, timed, neighbours, nodes, times, routes, 
             break
         i = first[p]
         j = second[p]
-        ri = nodes[ROUTE, i]
-        rj = nodes[ROUTE, j]
-        if ri == rj or rstat[LOAD, ri] + rstat[LOAD, rj] > capacity + EPS:
+        ri = nodes[i, ROUTE]
+        rj = nodes[j, ROUTE]
+        if ri == rj or rstat[ri, LOAD] + rstat[rj, LOAD] > capacity + EPS:
             continue
         if timed:
-            if routes[LAST, ri] != i or routes[FIRST, rj] != j:
+            if routes[ri, LAST] != i or routes[rj, FIRST] != j:
                 continue
             if not _joinable_in_time(dist, node_data, nodes, times, routes, i, rj):
                 continue
         else:
-            i_end = routes[FIRST, ri] == i or routes[LAST, ri] == i
-            j_end = routes[FIRST, rj] == j or routes[LAST, rj] == j
+            i_end = routes[ri, FIRST] == i or routes[ri, LAST] == i
+            j_end = routes[rj, FIRST] == j or routes[rj, LAST] == j
             if not (i_end and j_end):
                 continue
-            if routes[LAST, ri] != i:
-                _reverse(nodes, routes, ri)
-            if routes[FIRST, rj] != j:
-                _reverse(nodes, routes, rj)
-        nodes[SUCC, i] = j
-        nodes[PRED, j] = i
-        routes[LAST, ri] = routes[LAST, rj]
-        routes[FIRST, rj] = 0
+            if routes[ri, LAST] != i:
+                _reverse(dist, nodes, times, routes, ri)
+            if routes[rj, FIRST] != j:
+                _reverse(dist, nodes, times, routes, rj)
+        nodes[i, SUCC] = j
+        times[i, OUT] = dist[i, j]
+        nodes[j, PRED] = i
+        routes[ri, LAST] = routes[rj, LAST]
+        routes[rj, FIRST] = 0
         refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, rj)
         refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, ri)
 

@@ -33,6 +33,7 @@ from routecli.search.state import (
     FIRST,
     LAST,
     LOAD,
+    OUT,
     POS,
     PRED,
     READY,
@@ -60,7 +61,7 @@ def _walk(nodes, buf, n, start, end, forward) -> int:  # noqa: ANN001
         n += 1
         if node == end:
             break
-        node = nodes[SUCC, node] if forward else nodes[PRED, node]
+        node = nodes[node, SUCC] if forward else nodes[node, PRED]
     return n
 
 
@@ -68,7 +69,7 @@ def _walk(nodes, buf, n, start, end, forward) -> int:  # noqa: ANN001
 def _edit(nodes, routes, r, buf, n, drop, put_after, put_before, put, swap_a, swap_b) -> int:  # noqa: ANN001
     """Append route ``r`` to ``buf[n:]`` with edits: skip ``drop``; emit ``put`` right after
     ``put_after`` / right before ``put_before``; exchange ``swap_a`` and ``swap_b``."""
-    node = routes[FIRST, r]
+    node = routes[r, FIRST]
     while node != 0:
         if node != drop:
             if node == put_before:
@@ -80,51 +81,53 @@ def _edit(nodes, routes, r, buf, n, drop, put_after, put_before, put, swap_a, sw
             if node == put_after:
                 buf[n] = put
                 n += 1
-        node = nodes[SUCC, node]
+        node = nodes[node, SUCC]
     return n
 
 
 @nb.njit(cache=True)
 def _on_time(dist, node_data, buf, lo, hi) -> bool:  # noqa: ANN001
     """Whether the route ``buf[lo:hi]`` keeps every time window and the depot horizon."""
-    t = node_data[READY, 0] + node_data[SERVICE, 0]
+    t = node_data[0, READY] + node_data[0, SERVICE]
     prev = 0
     for k in range(lo, hi):
         node = buf[k]
-        t = max(t + dist[prev, node], node_data[READY, node])
-        if t > node_data[DUE, node] + EPS:
+        t = max(t + dist[prev, node], node_data[node, READY])
+        if t > node_data[node, DUE] + EPS:
             return False
-        t += node_data[SERVICE, node]
+        t += node_data[node, SERVICE]
         prev = node
-    return t + dist[prev, 0] <= node_data[DUE, 0] + EPS
+    return t + dist[prev, 0] <= node_data[0, DUE] + EPS
 
 
 @nb.njit(cache=True)
-def _write(nodes, routes, r, buf, lo, hi) -> None:  # noqa: ANN001
+def _write(dist, nodes, times, routes, r, buf, lo, hi) -> None:  # noqa: ANN001
     """Relink route slot ``r`` as ``buf[lo:hi]`` (empty: free the slot)."""
     prev = 0
     for k in range(lo, hi):
         node = buf[k]
-        nodes[PRED, node] = prev
+        nodes[node, PRED] = prev
         if prev == 0:
-            routes[FIRST, r] = node
+            routes[r, FIRST] = node
         else:
-            nodes[SUCC, prev] = node
+            nodes[prev, SUCC] = node
+            times[prev, OUT] = dist[prev, node]
         prev = node
     if prev == 0:
-        routes[FIRST, r] = 0
+        routes[r, FIRST] = 0
     else:
-        nodes[SUCC, prev] = 0
+        nodes[prev, SUCC] = 0
+        times[prev, OUT] = dist[prev, 0]
 
 
 @nb.njit(cache=True)
 def _build(nodes, routes, move, u, v, buf) -> tuple[int, int]:  # noqa: ANN001
     """The route(s) after ``move``: ``buf[0:split]`` replaces ``u``'s route and
     ``buf[split:end]`` ``v``'s (empty when both are on one route). Returns (split, end)."""
-    ru = nodes[ROUTE, u]
-    rv = nodes[ROUTE, v]
-    x = nodes[SUCC, u]
-    pv = nodes[PRED, v]
+    ru = nodes[u, ROUTE]
+    rv = nodes[v, ROUTE]
+    x = nodes[u, SUCC]
+    pv = nodes[v, PRED]
     same = ru == rv
     n = 0
     if move in (RELOCATE_AFTER, RELOCATE_BEFORE):
@@ -141,47 +144,47 @@ def _build(nodes, routes, move, u, v, buf) -> tuple[int, int]:  # noqa: ANN001
             return n, n
         return n, _edit(nodes, routes, rv, buf, n, -1, -1, -1, -1, u, v)
     if move == TWO_OPT:  # u before v on one route: reverse x..v
-        n = _walk(nodes, buf, 0, routes[FIRST, ru], u, True)
+        n = _walk(nodes, buf, 0, routes[ru, FIRST], u, True)
         n = _walk(nodes, buf, n, v, x, False)
-        n = _walk(nodes, buf, n, nodes[SUCC, v], routes[LAST, ru], True)
+        n = _walk(nodes, buf, n, nodes[v, SUCC], routes[ru, LAST], True)
         return n, n
     if move == TWO_OPT_STAR:
-        n = _walk(nodes, buf, 0, routes[FIRST, ru], u, True)
-        n = _walk(nodes, buf, n, v, routes[LAST, rv], True)
+        n = _walk(nodes, buf, 0, routes[ru, FIRST], u, True)
+        n = _walk(nodes, buf, n, v, routes[rv, LAST], True)
         split = n
-        n = _walk(nodes, buf, n, routes[FIRST, rv], pv, True) if pv != 0 else n
-        n = _walk(nodes, buf, n, x, routes[LAST, ru], True)
+        n = _walk(nodes, buf, n, routes[rv, FIRST], pv, True) if pv != 0 else n
+        n = _walk(nodes, buf, n, x, routes[ru, LAST], True)
         return split, n
-    n = _walk(nodes, buf, 0, routes[FIRST, ru], u, True)  # TWO_OPT_STAR_REV
-    n = _walk(nodes, buf, n, v, routes[FIRST, rv], False)
+    n = _walk(nodes, buf, 0, routes[ru, FIRST], u, True)  # TWO_OPT_STAR_REV
+    n = _walk(nodes, buf, n, v, routes[rv, FIRST], False)
     split = n
-    n = _walk(nodes, buf, n, routes[LAST, ru], x, False) if x != 0 else n
-    n = _walk(nodes, buf, n, nodes[SUCC, v], routes[LAST, rv], True)
+    n = _walk(nodes, buf, n, routes[ru, LAST], x, False) if x != 0 else n
+    n = _walk(nodes, buf, n, nodes[v, SUCC], routes[rv, LAST], True)
     return split, n
 
 
 @nb.njit(cache=True)
 def _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) -> float:  # noqa: ANN001
     """Distance saved by ``move`` (<= 0 when it is not applicable or breaks capacity)."""
-    ru = nodes[ROUTE, u]
-    rv = nodes[ROUTE, v]
-    pu = nodes[PRED, u]
-    x = nodes[SUCC, u]
-    pv = nodes[PRED, v]
-    y = nodes[SUCC, v]
-    du = node_data[DEMAND, u]
-    dv = node_data[DEMAND, v]
+    ru = nodes[u, ROUTE]
+    rv = nodes[v, ROUTE]
+    pu = nodes[u, PRED]
+    x = nodes[u, SUCC]
+    pv = nodes[v, PRED]
+    y = nodes[v, SUCC]
+    du = node_data[u, DEMAND]
+    dv = node_data[v, DEMAND]
     same = ru == rv
     if move in (RELOCATE_AFTER, RELOCATE_BEFORE):
         a, b = (v, y) if move == RELOCATE_AFTER else (pv, v)
-        if a == u or b == u or (not same and rstat[LOAD, rv] + du > capacity + EPS):
+        if a == u or b == u or (not same and rstat[rv, LOAD] + du > capacity + EPS):
             return 0.0
         return (dist[pu, u] + dist[u, x] - dist[pu, x]) - (dist[a, u] + dist[u, b] - dist[a, b])
     if move == SWAP:
         if x == v or y == u:
             return 0.0
-        if not same and (rstat[LOAD, ru] - du + dv > capacity + EPS
-                         or rstat[LOAD, rv] - dv + du > capacity + EPS):
+        if not same and (rstat[ru, LOAD] - du + dv > capacity + EPS
+                         or rstat[rv, LOAD] - dv + du > capacity + EPS):
             return 0.0
         return (dist[pu, u] + dist[u, x] + dist[pv, v] + dist[v, y]
                 - dist[pu, v] - dist[v, x] - dist[pv, u] - dist[u, y])
@@ -191,16 +194,16 @@ def _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) -> float: 
         return dist[u, x] + dist[v, y] - dist[u, v] - dist[x, y]
     if same:
         return 0.0
-    head_u = times[CUMLOAD, u]
+    head_u = times[u, CUMLOAD]
     if move == TWO_OPT_STAR:
-        head_pv = times[CUMLOAD, pv] if pv != 0 else 0.0
-        if (head_u + rstat[LOAD, rv] - head_pv > capacity + EPS
-                or head_pv + rstat[LOAD, ru] - head_u > capacity + EPS):
+        head_pv = times[pv, CUMLOAD] if pv != 0 else 0.0
+        if (head_u + rstat[rv, LOAD] - head_pv > capacity + EPS
+                or head_pv + rstat[ru, LOAD] - head_u > capacity + EPS):
             return 0.0
         return dist[u, x] + dist[pv, v] - dist[u, v] - dist[pv, x]
-    head_v = times[CUMLOAD, v]  # TWO_OPT_STAR_REV
+    head_v = times[v, CUMLOAD]  # TWO_OPT_STAR_REV
     if (head_u + head_v > capacity + EPS
-            or rstat[LOAD, ru] - head_u + rstat[LOAD, rv] - head_v > capacity + EPS):
+            or rstat[ru, LOAD] - head_u + rstat[rv, LOAD] - head_v > capacity + EPS):
         return 0.0
     return dist[u, x] + dist[v, y] - dist[u, v] - dist[x, y]
 
@@ -209,17 +212,17 @@ def _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) -> float: 
 def _try(dist, node_data, capacity, timed, nodes, times, routes, rstat, move, u, v, buf) -> bool:  # noqa: ANN001
     if _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) <= GAIN_EPS:
         return False
-    if move == TWO_OPT and nodes[POS, u] > nodes[POS, v]:
+    if move == TWO_OPT and nodes[u, POS] > nodes[v, POS]:
         return False
-    ru = nodes[ROUTE, u]
-    rv = nodes[ROUTE, v]
+    ru = nodes[u, ROUTE]
+    rv = nodes[v, ROUTE]
     split, end = _build(nodes, routes, move, u, v, buf)
     if timed and not (_on_time(dist, node_data, buf, 0, split)
                       and _on_time(dist, node_data, buf, split, end)):
         return False
-    _write(nodes, routes, ru, buf, 0, split)
+    _write(dist, nodes, times, routes, ru, buf, 0, split)
     if rv != ru:
-        _write(nodes, routes, rv, buf, split, end)
+        _write(dist, nodes, times, routes, rv, buf, split, end)
         refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, rv)
     refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, ru)
     return True
@@ -236,16 +239,16 @@ def local_search(dist, node_data, capacity, timed, neighbours, nodes, times, rou
     while improved:
         improved = False
         for u in order:
-            if nodes[ROUTE, u] < 0:
+            if nodes[u, ROUTE] < 0:
                 continue
             for j in range(neighbours.shape[1]):
                 v = neighbours[u, j]
-                if nodes[ROUTE, v] < 0:
+                if nodes[v, ROUTE] < 0:
                     continue
                 for move in range(6):
                     a, b = u, v
-                    if move == TWO_OPT and nodes[ROUTE, u] == nodes[ROUTE, v] \
-                            and nodes[POS, u] > nodes[POS, v]:
+                    if move == TWO_OPT and nodes[u, ROUTE] == nodes[v, ROUTE] \
+                            and nodes[u, POS] > nodes[v, POS]:
                         a, b = v, u
                     if _try(dist, node_data, capacity, timed, nodes, times, routes, rstat,
                             move, a, b, buf):
@@ -268,7 +271,7 @@ def polish(instance: RoutingInstance, solution: Routes, seed: int = 0) -> Routes
     for _ in range(10):
         local_search(*data, problem.neighbours, *state.arrays(), order)
         if problem.optional:
-            unserved = np.flatnonzero(state.nodes[ROUTE, 1:] < 0).astype(np.int64) + 1
+            unserved = np.flatnonzero(state.nodes[1:, ROUTE] < 0).astype(np.int64) + 1
             repair(*data, True, problem.neighbours, *state.arrays(), unserved, 0.0)
             drop_unprofitable(*data, *state.arrays())
         new_cost = state_cost(problem.node_data, *state.arrays())

@@ -58,7 +58,7 @@ def insertion_order(dist, node_data, customers) -> np.ndarray:  # noqa: ANN001
     for i in range(k):
         c = shuffled[i]
         if u < ORDER_WEIGHTS[0] + ORDER_WEIGHTS[1]:
-            key[i] = -node_data[DEMAND, c]
+            key[i] = -node_data[c, DEMAND]
         elif u < ORDER_WEIGHTS[0] + ORDER_WEIGHTS[1] + ORDER_WEIGHTS[2]:
             key[i] = -dist[0, c]
         else:
@@ -71,17 +71,17 @@ def _position_cost(dist, node_data, times, timed, c, a, b) -> float:  # noqa: AN
     """Extra distance of serving ``c`` between consecutive ``a`` and ``b`` (0 = the depot),
     ``inf`` if that breaks a time window. Rows ``dist[c]`` and the cached out-edge of ``a``
     keep the reads cache-friendly (distances are symmetric)."""
-    ab = dist[0, b] if a == 0 else times[OUT, a]
+    ab = dist[0, b] if a == 0 else times[a, OUT]
     delta = dist[c, a] + dist[c, b] - ab
     if not timed:
         return delta
     # the depot's "service start" is the route's departure time
-    ta = (node_data[READY, 0] if a == 0 else times[EARLY, a]) + node_data[SERVICE, a]
-    tc = max(ta + dist[c, a], node_data[READY, c])
-    if tc > node_data[DUE, c] + EPS:
+    ta = (node_data[0, READY] if a == 0 else times[a, EARLY]) + node_data[a, SERVICE]
+    tc = max(ta + dist[c, a], node_data[c, READY])
+    if tc > node_data[c, DUE] + EPS:
         return np.inf
-    latest_b = node_data[DUE, 0] if b == 0 else times[LATE, b]
-    if tc + node_data[SERVICE, c] + dist[c, b] > latest_b + EPS:
+    latest_b = node_data[0, DUE] if b == 0 else times[b, LATE]
+    if tc + node_data[c, SERVICE] + dist[c, b] > latest_b + EPS:
         return np.inf
     return delta
 
@@ -98,26 +98,26 @@ def best_insertion(dist, node_data, capacity, timed, neighbours, nodes, times, r
     best = np.inf
     best_r = -2
     best_a = 0
-    demand = node_data[DEMAND, c]
+    demand = node_data[c, DEMAND]
     for j in range(neighbours.shape[1]):
         v = neighbours[c, j]
-        r = nodes[ROUTE, v]
-        if r < 0 or rstat[LOAD, r] + demand > capacity + EPS:
+        r = nodes[v, ROUTE]
+        if r < 0 or rstat[r, LOAD] + demand > capacity + EPS:
             continue
         for side in range(2):
-            a = nodes[PRED, v] if side == 0 else v
-            b = v if side == 0 else nodes[SUCC, v]
+            a = nodes[v, PRED] if side == 0 else v
+            b = v if side == 0 else nodes[v, SUCC]
             delta = _position_cost(dist, node_data, times, timed, c, a, b)
             if delta < best and (blink <= 0.0 or np.random.random() >= blink):
                 best = delta
                 best_r = r
                 best_a = a
     if best_r == -2:
-        for r in range(routes.shape[1]):
-            if routes[SIZE, r] == 0 or rstat[LOAD, r] + demand > capacity + EPS:
+        for r in range(routes.shape[0]):
+            if routes[r, SIZE] == 0 or rstat[r, LOAD] + demand > capacity + EPS:
                 continue
             a = 0
-            b = routes[FIRST, r]
+            b = routes[r, FIRST]
             while True:
                 delta = _position_cost(dist, node_data, times, timed, c, a, b)
                 if delta < best and (blink <= 0.0 or np.random.random() >= blink):
@@ -127,7 +127,7 @@ def best_insertion(dist, node_data, capacity, timed, neighbours, nodes, times, r
                 if b == 0:
                     break
                 a = b
-                b = nodes[SUCC, b]
+                b = nodes[b, SUCC]
     if demand <= capacity + EPS:
         alone = _position_cost(dist, node_data, times, timed, c, 0, 0)
         if alone < best:
@@ -149,7 +149,7 @@ def repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times,
     for c in insertion_order(dist, node_data, customers):
         delta, r, a = best_insertion(dist, node_data, capacity, timed, neighbours, nodes,
                                      times, routes, rstat, c, blink)
-        if optional and delta >= node_data[PRIZE, c]:
+        if optional and delta >= node_data[c, PRIZE]:
             continue
         if r == -2:
             failed += 1
@@ -157,7 +157,7 @@ def repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times,
         if r == -1:
             r = free_slot(routes)
             a = 0
-        link_after(nodes, routes, c, a, r)
+        link_after(dist, nodes, times, routes, c, a, r)
         refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r)
     return failed
 
@@ -171,9 +171,9 @@ def remove_customers(dist, node_data, capacity, timed, nodes, times, routes, rst
     touched = np.empty(customers.shape[0], np.int64)
     count = 0
     for c in customers:
-        if c < 1 or nodes[ROUTE, c] < 0:
+        if c < 1 or nodes[c, ROUTE] < 0:
             continue
-        touched[count] = unlink(nodes, routes, c)
+        touched[count] = unlink(dist, nodes, times, routes, c)
         count += 1
     ok = True
     for i in range(count):
@@ -194,17 +194,17 @@ def drop_unprofitable(dist, node_data, capacity, timed, nodes, times, routes, rs
     while True:
         worst = 0.0
         worst_c = -1
-        for c in range(1, nodes.shape[1]):
-            if nodes[ROUTE, c] < 0:
+        for c in range(1, nodes.shape[0]):
+            if nodes[c, ROUTE] < 0:
                 continue
-            a = nodes[PRED, c]
-            b = nodes[SUCC, c]
-            loss = dist[c, a] + dist[c, b] - dist[a, b] - node_data[PRIZE, c]
+            a = nodes[c, PRED]
+            b = nodes[c, SUCC]
+            loss = dist[c, a] + dist[c, b] - dist[a, b] - node_data[c, PRIZE]
             if loss > worst + EPS:
                 worst = loss
                 worst_c = c
         if worst_c < 0:
             return dropped
-        r = unlink(nodes, routes, worst_c)
+        r = unlink(dist, nodes, times, routes, worst_c)
         refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r)
         dropped += 1

@@ -71,10 +71,10 @@ def seed_kernels(seed: int) -> None:
 @nb.njit(cache=True)
 def random_served(nodes) -> int:  # noqa: ANN001
     """A uniformly random served customer (rejection sampling; -1 when none is served)."""
-    n = nodes.shape[1]
+    n = nodes.shape[0]
     for _ in range(64 * n):
         c = 1 + np.random.randint(n - 1)
-        if nodes[ROUTE, c] >= 0:
+        if nodes[c, ROUTE] >= 0:
             return c
     return -1
 
@@ -82,10 +82,10 @@ def random_served(nodes) -> int:  # noqa: ANN001
 @nb.njit(cache=True)
 def ruin_random(nodes, k, out) -> int:  # noqa: ANN001
     """Write ``min(k, served)`` distinct random served customers into ``out``; return the count."""
-    served = np.empty(nodes.shape[1], np.int64)
+    served = np.empty(nodes.shape[0], np.int64)
     count = 0
-    for c in range(1, nodes.shape[1]):
-        if nodes[ROUTE, c] >= 0:
+    for c in range(1, nodes.shape[0]):
+        if nodes[c, ROUTE] >= 0:
             served[count] = c
             count += 1
     take = min(k, count)
@@ -101,13 +101,13 @@ def _cut(nodes, v, start, length, keep_from, keep_len, out, count) -> int:  # no
     """Append to ``out`` the customers at route positions ``start .. start+length-1`` of
     ``v``'s route, except the preserved block ``keep_from .. keep_from+keep_len-1``."""
     node = v
-    for _ in range(nodes[POS, v] - start):
-        node = nodes[PRED, node]
+    for _ in range(nodes[v, POS] - start):
+        node = nodes[node, PRED]
     for p in range(start, start + length):
         if p < keep_from or p >= keep_from + keep_len:
             out[count] = node
             count += 1
-        node = nodes[SUCC, node]
+        node = nodes[node, SUCC]
     return count
 
 
@@ -116,9 +116,9 @@ def ruin_strings(nodes, routes, neighbours, mean_removed, out) -> int:  # noqa: 
     """SISR-style adjacent string removal around a random seed; return the count in ``out``."""
     served = 0
     num_routes = 0
-    for r in range(routes.shape[1]):
-        if routes[SIZE, r] > 0:
-            served += routes[SIZE, r]
+    for r in range(routes.shape[0]):
+        if routes[r, SIZE] > 0:
+            served += routes[r, SIZE]
             num_routes += 1
     if served == 0:
         return 0
@@ -133,7 +133,7 @@ def ruin_strings(nodes, routes, neighbours, mean_removed, out) -> int:  # noqa: 
         if done >= strings:
             break
         v = seed if i < 0 else neighbours[seed, i]
-        t = nodes[ROUTE, v]
+        t = nodes[v, ROUTE]
         if t < 0:
             continue
         seen = False
@@ -141,7 +141,7 @@ def ruin_strings(nodes, routes, neighbours, mean_removed, out) -> int:  # noqa: 
             seen = seen or ruined[j] == t
         if seen:
             continue
-        size = routes[SIZE, t]
+        size = routes[t, SIZE]
         length = int(np.random.uniform(1.0, min(float(size), max_len) + 1.0))
         keep = 0
         if length < size and np.random.random() < SPLIT_RATE:
@@ -149,7 +149,7 @@ def ruin_strings(nodes, routes, neighbours, mean_removed, out) -> int:  # noqa: 
             while length + keep < size and np.random.random() < PRESERVE_GROWTH:
                 keep += 1
         span = length + keep
-        pos = nodes[POS, v]
+        pos = nodes[v, POS]
         lo = max(0, pos - span + 1)
         hi = min(pos, size - span)
         start = lo + np.random.randint(hi - lo + 1)

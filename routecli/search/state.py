@@ -1,20 +1,21 @@
 """The solution representation the numba search kernels share, and its converters.
 
 Nodes are ``0..N`` (0 the depot). A solution is four arrays, so a numba kernel can read and
-write it and the engine can copy it in one ``memcpy`` each:
+write it and the engine can copy it in one ``memcpy`` each; each is node- (or route-slot-)
+major, so all fields of one node share a cache line:
 
-- ``nodes``  int64  ``[4, V]``: ``SUCC``, ``PRED`` (0 = the depot), ``ROUTE`` (-1 = unserved;
+- ``nodes``  int64  ``[V, 4]``: ``SUCC``, ``PRED`` (0 = the depot), ``ROUTE`` (-1 = unserved;
   PCVRP only), ``POS`` (0-based place in the route);
-- ``times``  float64 ``[4, V]``: ``EARLY`` (service start), ``LATE`` (latest service start
+- ``times``  float64 ``[V, 4]``: ``EARLY`` (service start), ``LATE`` (latest service start
   that keeps the rest of the route feasible), ``CUMLOAD`` (load served up to and including
   the node), ``OUT`` (length of the edge leaving the node);
-- ``routes`` int64  ``[3, V]``: ``FIRST``, ``LAST``, ``SIZE`` per route slot (``SIZE`` 0 =
+- ``routes`` int64  ``[V, 3]``: ``FIRST``, ``LAST``, ``SIZE`` per route slot (``SIZE`` 0 =
   free slot; there are ``V`` slots, more than any solution needs);
-- ``rstat``  float64 ``[3, V]``: ``LOAD``, ``LENGTH``, ``PRIZES`` (collected) per route slot.
+- ``rstat``  float64 ``[V, 3]``: ``LOAD``, ``LENGTH``, ``PRIZES`` (collected) per route slot.
 
 The problem side is a dense distance matrix computed once from the instance's own metric (so
 CVRPLIB's rounded ``euc2d`` edges are exactly what the search optimises) and ``node_data``
-``[5, V]`` (``DEMAND``, ``READY``, ``DUE``, ``SERVICE``, ``PRIZE``).
+``[V, 5]`` (``DEMAND``, ``READY``, ``DUE``, ``SERVICE``, ``PRIZE``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ RoutingInstance = CVRPInstance | VRPTWInstance | PCVRPInstance
 class SearchProblem:
     """Numba-ready view of a CVRP / VRPTW / PCVRP instance.
 
-    ``dist`` ``[V, V]`` under the instance's metric; ``node_data`` ``[5, V]``; ``neighbours``
+    ``dist`` ``[V, V]`` under the instance's metric; ``node_data`` ``[V, 5]``; ``neighbours``
     ``[V, K]`` nearest other nodes (by the metric) of each node, the depot excluded;
     ``unit_coords`` ``[V, 2]`` coordinates scaled into the unit square (aspect kept), the
     normalised copy a learned policy reads.
@@ -68,17 +69,17 @@ class SearchProblem:
         if not np.array_equal(dist, dist.T):
             raise ValueError(f"{instance.name}: the search needs symmetric distances")
         v = dist.shape[0]
-        data = np.zeros((5, v))
-        data[DEMAND] = instance.demands
-        data[DUE] = np.inf
+        data = np.zeros((v, 5))
+        data[:, DEMAND] = instance.demands
+        data[:, DUE] = np.inf
         timed = isinstance(instance, VRPTWInstance)
         if timed:
-            data[READY] = instance.ready
-            data[DUE] = instance.due
-            data[SERVICE] = instance.service
+            data[:, READY] = instance.ready
+            data[:, DUE] = instance.due
+            data[:, SERVICE] = instance.service
         optional = isinstance(instance, PCVRPInstance)
         if optional:
-            data[PRIZE] = instance.prizes
+            data[:, PRIZE] = instance.prizes
         coords = metric.coords
         if coords is None:  # explicit matrix: neighbours by the matrix, no geometry
             order = np.argsort(dist + np.diag(np.full(v, np.inf)), axis=1, kind="stable")
@@ -106,10 +107,10 @@ class SearchState:
 
     @classmethod
     def empty(cls, num_nodes: int) -> SearchState:
-        nodes = np.zeros((4, num_nodes), np.int64)
-        nodes[ROUTE] = -1
-        return cls(nodes, np.zeros((4, num_nodes)), np.zeros((3, num_nodes), np.int64),
-                   np.zeros((3, num_nodes)))
+        nodes = np.zeros((num_nodes, 4), np.int64)
+        nodes[:, ROUTE] = -1
+        return cls(nodes, np.zeros((num_nodes, 4)), np.zeros((num_nodes, 3), np.int64),
+                   np.zeros((num_nodes, 3)))
 
     def copy(self) -> SearchState:
         return SearchState(self.nodes.copy(), self.times.copy(), self.routes.copy(),
@@ -125,18 +126,18 @@ class SearchState:
     def to_routes(self) -> Routes:
         """The solution as :class:`Routes` (route slots in order, empty ones dropped)."""
         out = []
-        for r in np.flatnonzero(self.routes[SIZE] > 0):
-            seq = np.empty(self.routes[SIZE, r], np.int64)
-            node = self.routes[FIRST, r]
+        for r in np.flatnonzero(self.routes[:, SIZE] > 0):
+            seq = np.empty(self.routes[r, SIZE], np.int64)
+            node = self.routes[r, FIRST]
             for k in range(len(seq)):
                 seq[k] = node
-                node = self.nodes[SUCC, node]
+                node = self.nodes[node, SUCC]
             out.append(seq)
         return Routes(out)
 
     def served(self) -> np.ndarray:
         """Customers on some route. ``[S]``."""
-        return np.flatnonzero(self.nodes[ROUTE, 1:] >= 0) + 1
+        return np.flatnonzero(self.nodes[1:, ROUTE] >= 0) + 1
 
 
 def from_routes(problem: SearchProblem, solution: Routes) -> SearchState:
@@ -144,11 +145,12 @@ def from_routes(problem: SearchProblem, solution: Routes) -> SearchState:
     state = SearchState.empty(problem.num_nodes)
     for r, seq in enumerate(solution.routes):
         seq = np.asarray(seq, np.int64)
-        state.nodes[ROUTE, seq] = r
-        state.nodes[SUCC, seq] = np.append(seq[1:], 0)
-        state.nodes[PRED, seq] = np.concatenate([[0], seq[:-1]])
-        state.routes[FIRST, r] = seq[0]
-        state.routes[SIZE, r] = len(seq)
+        state.nodes[seq, ROUTE] = r
+        state.nodes[seq, SUCC] = np.append(seq[1:], 0)
+        state.times[seq, OUT] = problem.dist[seq, state.nodes[seq, SUCC]]
+        state.nodes[seq, PRED] = np.concatenate([[0], seq[:-1]])
+        state.routes[r, FIRST] = seq[0]
+        state.routes[r, SIZE] = len(seq)
         refresh_route(problem.dist, problem.node_data, problem.capacity, problem.timed,
                       *state.arrays(), r)
     return state
@@ -177,110 +179,111 @@ def copy_state(n0, t0, r0, s0, n1, t1, r1, s1) -> None:  # noqa: ANN001
 def state_cost(node_data, nodes, times, routes, rstat) -> float:  # noqa: ANN001
     """Total route length minus collected prizes (prizes are 0 outside PCVRP)."""
     total = 0.0
-    for r in range(routes.shape[1]):
-        if routes[SIZE, r] > 0:
-            total += rstat[LENGTH, r] - rstat[PRIZES, r]
+    for r in range(routes.shape[0]):
+        if routes[r, SIZE] > 0:
+            total += rstat[r, LENGTH] - rstat[r, PRIZES]
     return total
 
 
 @nb.njit(cache=True)
 def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r) -> bool:  # noqa: ANN001
-    """Recompute every derived field of route ``r`` from its ``FIRST`` and the successor
-    links; an empty route (``FIRST`` 0) becomes a free slot. Returns False when the route
-    breaks capacity or a time window."""
-    node = routes[FIRST, r]
+    """Recompute every derived field of route ``r`` from its ``FIRST``, the successor links
+    and the cached out-edge lengths ``OUT`` (which every relinking keeps current, so this
+    walk reads no distance-matrix row: they are the cache misses of large instances); an
+    empty route (``FIRST`` 0) becomes a free slot. Returns False when the route breaks
+    capacity or a time window."""
+    node = routes[r, FIRST]
     if node == 0:
-        routes[LAST, r] = 0
-        routes[SIZE, r] = 0
-        rstat[LOAD, r] = 0.0
-        rstat[LENGTH, r] = 0.0
-        rstat[PRIZES, r] = 0.0
+        routes[r, LAST] = 0
+        routes[r, SIZE] = 0
+        rstat[r, LOAD] = 0.0
+        rstat[r, LENGTH] = 0.0
+        rstat[r, PRIZES] = 0.0
         return True
     prev = 0
     pos = 0
     load = 0.0
     length = 0.0
     prizes = 0.0
-    t = node_data[READY, 0] + node_data[SERVICE, 0]
+    t = node_data[0, READY] + node_data[0, SERVICE]
     ok = True
     while node != 0:
-        nodes[ROUTE, node] = r
-        nodes[POS, node] = pos
-        nodes[PRED, node] = prev
-        load += node_data[DEMAND, node]
-        prizes += node_data[PRIZE, node]
-        times[CUMLOAD, node] = load
-        length += dist[prev, node]
-        times[OUT, prev] = dist[prev, node]
+        nodes[node, ROUTE] = r
+        nodes[node, POS] = pos
+        nodes[node, PRED] = prev
+        load += node_data[node, DEMAND]
+        prizes += node_data[node, PRIZE]
+        times[node, CUMLOAD] = load
+        edge = dist[0, node] if prev == 0 else times[prev, OUT]
+        length += edge
         if timed:
-            t = max(t + dist[prev, node], node_data[READY, node])
-            times[EARLY, node] = t
-            if t > node_data[DUE, node] + EPS:
+            t = max(t + edge, node_data[node, READY])
+            times[node, EARLY] = t
+            if t > node_data[node, DUE] + EPS:
                 ok = False
-            t += node_data[SERVICE, node]
+            t += node_data[node, SERVICE]
         prev = node
         pos += 1
-        node = nodes[SUCC, node]
-    length += dist[prev, 0]
-    times[OUT, prev] = dist[prev, 0]
-    routes[LAST, r] = prev
-    routes[SIZE, r] = pos
-    rstat[LOAD, r] = load
-    rstat[LENGTH, r] = length
-    rstat[PRIZES, r] = prizes
+        node = nodes[node, SUCC]
+    length += times[prev, OUT]
+    routes[r, LAST] = prev
+    routes[r, SIZE] = pos
+    rstat[r, LOAD] = load
+    rstat[r, LENGTH] = length
+    rstat[r, PRIZES] = prizes
     if load > capacity + EPS:
         ok = False
     if timed:
-        if t + dist[prev, 0] > node_data[DUE, 0] + EPS:
+        if t + times[prev, OUT] > node_data[0, DUE] + EPS:
             ok = False
-        late = node_data[DUE, 0]
-        nxt = 0
+        late = node_data[0, DUE]
         node = prev
         while node != 0:
-            late = min(node_data[DUE, node],
-                       late - dist[node, nxt] - node_data[SERVICE, node])
-            times[LATE, node] = late
-            nxt = node
-            node = nodes[PRED, node]
+            late = min(node_data[node, DUE], late - times[node, OUT] - node_data[node, SERVICE])
+            times[node, LATE] = late
+            node = nodes[node, PRED]
     return ok
 
 
 @nb.njit(cache=True)
-def unlink(nodes, routes, c) -> int:  # noqa: ANN001
+def unlink(dist, nodes, times, routes, c) -> int:  # noqa: ANN001
     """Take customer ``c`` out of its route's links (derived fields are left stale until the
     route is refreshed). Returns the route it was on."""
-    r = nodes[ROUTE, c]
-    a = nodes[PRED, c]
-    b = nodes[SUCC, c]
+    r = nodes[c, ROUTE]
+    a = nodes[c, PRED]
+    b = nodes[c, SUCC]
     if a == 0:
-        routes[FIRST, r] = b
+        routes[r, FIRST] = b
     else:
-        nodes[SUCC, a] = b
+        nodes[a, SUCC] = b
+        times[a, OUT] = dist[a, b]
     if b == 0:
-        routes[LAST, r] = a
+        routes[r, LAST] = a
     else:
-        nodes[PRED, b] = a
-    nodes[ROUTE, c] = -1
-    nodes[SUCC, c] = 0
-    nodes[PRED, c] = 0
+        nodes[b, PRED] = a
+    nodes[c, ROUTE] = -1
+    nodes[c, SUCC] = 0
+    nodes[c, PRED] = 0
     return r
 
 
 @nb.njit(cache=True)
-def link_after(nodes, routes, c, a, r) -> None:  # noqa: ANN001
+def link_after(dist, nodes, times, routes, c, a, r) -> None:  # noqa: ANN001
     """Put customer ``c`` right after node ``a`` (0 = at the start) of route ``r``."""
-    b = routes[FIRST, r] if a == 0 else nodes[SUCC, a]
-    nodes[PRED, c] = a
-    nodes[SUCC, c] = b
-    nodes[ROUTE, c] = r
+    b = routes[r, FIRST] if a == 0 else nodes[a, SUCC]
+    nodes[c, PRED] = a
+    nodes[c, SUCC] = b
+    nodes[c, ROUTE] = r
+    times[c, OUT] = dist[c, b]
     if a == 0:
-        routes[FIRST, r] = c
+        routes[r, FIRST] = c
     else:
-        nodes[SUCC, a] = c
+        nodes[a, SUCC] = c
+        times[a, OUT] = dist[a, c]
     if b == 0:
-        routes[LAST, r] = c
+        routes[r, LAST] = c
     else:
-        nodes[PRED, b] = c
+        nodes[b, PRED] = c
 
 
 @nb.njit(cache=True)
@@ -293,32 +296,32 @@ def sync_state(src, dst, touched, num_touched, moved, num_moved, buf) -> None:  
     k = 0
     for i in range(num_touched):  # collect first: copying rewires dst while walking it
         r = touched[i]
-        node = dr[FIRST, r]
+        node = dr[r, FIRST]
         while node != 0:
             buf[k] = node
             k += 1
-            node = dn[SUCC, node]
-        node = sr[FIRST, r]
+            node = dn[node, SUCC]
+        node = sr[r, FIRST]
         while node != 0:
             buf[k] = node
             k += 1
-            node = sn[SUCC, node]
+            node = sn[node, SUCC]
     for i in range(num_moved):
         buf[k] = moved[i]
         k += 1
     for i in range(k):
         v = buf[i]
-        dn[:, v] = sn[:, v]
-        dt[:, v] = st[:, v]
+        dn[v] = sn[v]
+        dt[v] = st[v]
     for i in range(num_touched):
         r = touched[i]
-        dr[:, r] = sr[:, r]
-        ds[:, r] = ss[:, r]
+        dr[r] = sr[r]
+        ds[r] = ss[r]
 
 
 @nb.njit(cache=True)
 def free_slot(routes) -> int:  # noqa: ANN001
-    for r in range(routes.shape[1]):
-        if routes[SIZE, r] == 0 and routes[FIRST, r] == 0:
+    for r in range(routes.shape[0]):
+        if routes[r, SIZE] == 0 and routes[r, FIRST] == 0:
             return r
     return -1
