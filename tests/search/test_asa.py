@@ -1,0 +1,125 @@
+"""ASA: the annealing rule, the schedule, and whole searches on small instances."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from routecli.generate import batch_instances, cvrp, pcvrp, vrptw
+from routecli.problems import validate
+from routecli.search.asa import ASAConfig, initial_solution, sa_accept, solve, temperature
+from routecli.search.ruin import StringRemoval, make_policy
+from routecli.search.state import SearchProblem, SearchState, total_cost
+
+GENERATORS = {"cvrp": cvrp, "vrptw": vrptw, "pcvrp": pcvrp}
+
+
+def _search(problem: str, n: int = 40, seed: int = 0) -> SearchProblem:
+    return SearchProblem.from_instance(
+        batch_instances(problem, GENERATORS[problem](1, n, seed))[0])
+
+
+def test_improvements_and_ties_are_always_accepted() -> None:
+    for u in (0.0, 0.5, 0.999):
+        assert sa_accept(9.0, 10.0, 1.0, u)
+        assert sa_accept(10.0, 10.0, 0.0, u)
+
+
+def test_worse_candidates_are_rejected_at_zero_temperature() -> None:
+    assert not sa_accept(10.5, 10.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("delta,temp", [(1.0, 1.0), (0.5, 2.0), (3.0, 1.0)])
+def test_acceptance_rate_is_the_boltzmann_probability(delta: float, temp: float) -> None:
+    u = np.random.default_rng(0).random(40_000)
+    rate = np.mean([sa_accept(10.0 + delta, 10.0, temp, x) for x in u])
+    assert rate == pytest.approx(math.exp(-delta / temp), abs=0.01)
+
+
+def test_schedule_is_geometric_between_its_ends() -> None:
+    assert temperature(0.0, 100.0, 1.0) == pytest.approx(100.0)
+    assert temperature(1.0, 100.0, 1.0) == pytest.approx(1.0)
+    assert temperature(0.5, 100.0, 1.0) == pytest.approx(10.0)
+    assert temperature(2.0, 100.0, 1.0) == pytest.approx(1.0)  # clamped past the budget
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pcvrp"])
+@pytest.mark.parametrize("policy", ["strings", "random"])
+def test_search_returns_a_valid_solution_no_worse_than_its_start(problem: str,
+                                                                 policy: str) -> None:
+    search = _search(problem)
+    start = total_cost(search, initial_solution(search))
+    result = solve(search, make_policy(policy), ASAConfig(time_limit=None, iterations=3000))
+    assert validate(search.instance, result.solution) == []
+    # the tracked (incremental) cost is the instance's own cost of the returned routes
+    assert result.cost == pytest.approx(search.instance.cost(result.solution), abs=1e-9)
+    assert result.cost <= start + 1e-9
+    assert result.iterations == 3000
+
+
+def test_search_improves_the_savings_start() -> None:
+    search = _search("cvrp", 60, seed=4)
+    start = total_cost(search, initial_solution(search))
+    result = solve(search, make_policy("strings"), ASAConfig(time_limit=None, iterations=5000))
+    assert result.cost < start
+
+
+def test_same_seed_same_result() -> None:
+    search = _search("vrptw")
+    config = ASAConfig(time_limit=None, iterations=2000, rollouts=3)
+    a = solve(search, make_policy("strings"), config, seed=7)
+    b = solve(search, make_policy("strings"), config, seed=7)
+    assert a.cost == b.cost
+    assert [list(r) for r in a.solution.routes] == [list(r) for r in b.solution.routes]
+
+
+class _PythonStrings(StringRemoval):
+    """String removal driven through ``propose`` (the path a torch policy takes)."""
+
+    kernel = None
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "pcvrp"])
+def test_python_policy_path_with_many_rollouts(problem: str) -> None:
+    search = _search(problem)
+    config = ASAConfig(time_limit=None, iterations=300, rollouts=8)
+    result = solve(search, _PythonStrings(), config, seed=1)
+    assert validate(search.instance, result.solution) == []
+    assert result.cost == pytest.approx(search.instance.cost(result.solution), abs=1e-9)
+
+
+def test_progress_reports_a_falling_best_cost() -> None:
+    search = _search("cvrp", 50, seed=2)
+    seen: list[float] = []
+    result = solve(search, make_policy("strings"), ASAConfig(time_limit=None, iterations=3000),
+                   progress=lambda seconds, cost: seen.append(cost))
+    assert len(seen) >= 2 and seen == sorted(seen, reverse=True)
+    assert seen[-1] == pytest.approx(result.cost)
+
+
+def test_time_limit_bounds_the_run() -> None:
+    search = _search("cvrp", 40)
+    solve(search, make_policy("strings"), ASAConfig(time_limit=0.05))  # compile outside timing
+    result = solve(search, make_policy("strings"), ASAConfig(time_limit=0.5))
+    assert 0.5 <= result.seconds < 1.5
+    assert result.iterations > 0
+
+
+def test_a_start_solution_can_be_given() -> None:
+    search = _search("cvrp", 30)
+    start = initial_solution(search).to_routes()
+    result = solve(search, make_policy("random"), ASAConfig(time_limit=None, iterations=500),
+                   initial=start)
+    assert result.cost <= search.instance.cost(start)
+
+
+def test_needs_a_budget() -> None:
+    with pytest.raises(ValueError, match="time limit or an iteration budget"):
+        solve(_search("cvrp", 10), make_policy("random"), ASAConfig(time_limit=None))
+
+
+def test_empty_state_has_no_cost() -> None:
+    search = _search("cvrp", 10)
+    assert total_cost(search, SearchState.empty(search.num_nodes)) == 0.0
