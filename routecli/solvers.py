@@ -49,6 +49,8 @@ REGISTRY: dict[str, tuple[str, str]] = {
                "MiLoop constructive policy (selective memory propagation)"),
     "sisr": ("routecli.search.solver",
              "ruin-and-recreate with string removal + simulated annealing (non-neural control)"),
+    "nds": ("routecli.models.nds_solver",
+            "neural deconstruction search: learned removal policy (IPE+XPE) in annealed ruin-and-recreate"),
 }
 
 

@@ -1,0 +1,306 @@
+"""Neural deconstruction search (NDS) policy with a pluggable positional encoding.
+
+The policy looks at the *current solution* of a CVRP / VRPTW / PCVRP instance and proposes
+which customers to remove; the search engine (:mod:`routecli.search.asa`) repairs each
+proposal and keeps the best (PE paper Section 5 Layer 2, Appendices B, E; Table 7 sizes).
+Top to bottom:
+
+1. ``node_features``: per node ``[x, y, demand/Q, load(route)/Q, is_depot]`` (+ VRPTW
+   ``ready, due, service, start, slack`` over the horizon; + PCVRP ``prize`` over the
+   coordinate span), read from the search engine's arrays, so every feature is unit-free.
+2. Encoder: :class:`routecli.pe.encoder.PEEncoder` over the solution, whose positional
+   component is any PE of :data:`routecli.pe.registry.PE_REGISTRY` (node PEs are concatenated
+   with the features, ``h0 = FF([x || PE(v)])``, bias and rotary PEs enter the attention),
+   followed by one message-passing layer along the routes (Table 7 "message passing layers
+   1"): ``h_v += MLP([h_v, h_prev, h_next])`` where direction matters (VRPTW, PCVRP) and
+   ``h_v += MLP([h_v, h_prev + h_next])`` for CVRP, so that, like the direction-invariant IPE,
+   the CVRP policy cannot tell a route from its reversal.
+3. Decoder (Appendix E, PolyNet style): a GRU cell fed with the embedding of the last removed
+   customer yields ``q_m``; a rollout latent ``z in {0,1}^10`` enters through the polynomial
+   head ``q_m += MLP([q_m || z])``; ``logits = C tanh(q_m K^T / sqrt(d))`` (clipping ``C =
+   10``), with the depot, unserved customers, padding and customers already chosen masked.
+
+Default PE (Section 5.2): the direction-invariant IPE+XPE for CVRP, the direction-aware one
+for VRPTW and PCVRP.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from routecli.pe.batch import RouteBatch
+from routecli.pe.encoder import PEEncoder
+from routecli.pe.registry import get_pe
+from routecli.search.state import (
+    DEMAND,
+    DUE,
+    EARLY,
+    LATE,
+    LOAD,
+    PRIZE,
+    READY,
+    ROUTE,
+    SERVICE,
+    SearchProblem,
+    SearchState,
+)
+
+PROBLEMS = ("cvrp", "vrptw", "pcvrp")
+DEFAULT_PE = {"cvrp": "ipe_inv_xpe", "vrptw": "ipe_xpe", "pcvrp": "ipe_xpe"}
+BASE_FEATURES = 5
+EXTRA_FEATURES = {"cvrp": 0, "vrptw": 5, "pcvrp": 1}
+
+
+def default_pe(problem: str) -> str:
+    """The PE the paper prescribes for ``problem``: reversal-invariant IPE only for CVRP."""
+    if problem not in DEFAULT_PE:
+        raise ValueError(f"NDS solves {', '.join(PROBLEMS)}, not {problem!r}")
+    return DEFAULT_PE[problem]
+
+
+@dataclass(frozen=True)
+class NDSConfig:
+    """Architecture (Table 7 sizes by default). ``pe_dim`` is the width of a node PE (IPE+XPE
+    is ``2 * pe_dim`` wide); a rotary PE always rotates the head width."""
+
+    problem: str = "cvrp"
+    pe: str = "ipe_inv_xpe"
+    embed_dim: int = 128
+    num_heads: int = 8
+    num_layers: int = 2
+    ff_dim: int = 512
+    pe_dim: int = 32
+    poly_dim: int = 256
+    latent_dim: int = 10
+    clip: float = 10.0
+
+    @property
+    def in_dim(self) -> int:
+        return BASE_FEATURES + EXTRA_FEATURES[self.problem]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------------------------------
+# inputs: the current solution as a RouteBatch plus unit-free node features
+
+
+def solution_batch(problem: SearchProblem, state: SearchState,
+                   coords: np.ndarray) -> RouteBatch:
+    """The current solution on each of ``A`` coordinate copies ``coords`` ``[A, V, 2]`` (e.g.
+    the 8 images of :func:`routecli.search.ruin.augment8`) in node layout. ``[A, V]`` slots."""
+    routes = list(state.to_routes().routes)
+    if not routes:
+        routes = [np.zeros(0, np.int64)]
+    demands = problem.node_data[:, DEMAND]
+    return RouteBatch.from_routes(list(coords), [routes] * len(coords), [demands] * len(coords))
+
+
+def node_features(problem: SearchProblem, state: SearchState, coords: np.ndarray) -> torch.Tensor:
+    """Per-node features on each coordinate copy. ``[A, V, 2]`` -> ``[A, V, F]`` float32."""
+    data = problem.node_data
+    v = problem.num_nodes
+    route = state.nodes[:, ROUTE]
+    served = route >= 0
+    capacity = problem.capacity if math.isfinite(problem.capacity) else max(data[:, DEMAND].sum(), 1.0)
+    load = np.where(served, state.rstat[np.maximum(route, 0), LOAD], 0.0) / capacity
+    depot = np.zeros(v)
+    depot[0] = 1.0
+    columns = [data[:, DEMAND] / capacity, load, depot]
+    if problem.timed:
+        horizon = float(data[0, DUE]) if math.isfinite(data[0, DUE]) else 1.0
+        start = np.where(served, state.times[:, EARLY], 0.0)
+        slack = np.where(served, state.times[:, LATE] - state.times[:, EARLY], 0.0)
+        due = np.minimum(data[:, DUE], horizon)
+        columns += [data[:, READY] / horizon, due / horizon, data[:, SERVICE] / horizon,
+                    start / horizon, slack / horizon]
+    if problem.optional:
+        coords_span = _span(problem)
+        columns.append(data[:, PRIZE] / coords_span)
+    shared = np.stack(columns, axis=-1)  # [V, F - 2]
+    feats = np.concatenate([coords, np.broadcast_to(shared, (len(coords), *shared.shape))], -1)
+    return torch.as_tensor(feats, dtype=torch.float32)  # [A, V, F]
+
+
+def _span(problem: SearchProblem) -> float:
+    coords = problem.instance.metric.coords
+    if coords is None:
+        return 1.0
+    return float((coords.max(axis=0) - coords.min(axis=0)).max()) or 1.0
+
+
+def removable(problem: SearchProblem, state: SearchState, copies: int) -> torch.Tensor:
+    """``[A, V]`` bool: customers the policy may remove (served, never the depot)."""
+    ok = state.nodes[:, ROUTE] >= 0
+    ok[0] = False
+    return torch.as_tensor(ok).expand(copies, -1)
+
+
+# ------------------------------------------------------------------------------------------
+# the policy
+
+
+def build_pe(config: NDSConfig) -> nn.Module:
+    """The configured PE at the width the encoder expects (rotary: the head width)."""
+    pe = get_pe(config.pe, config.pe_dim, num_heads=config.num_heads)
+    if pe.kind == "rotary":
+        pe = get_pe(config.pe, config.embed_dim // config.num_heads, num_heads=config.num_heads)
+    return pe
+
+
+class NDSPolicy(nn.Module):
+    """Encoder over the current solution + GRU pointer decoder with a rollout latent."""
+
+    def __init__(self, config: NDSConfig):
+        super().__init__()
+        if config.problem not in PROBLEMS:
+            raise ValueError(f"NDS solves {', '.join(PROBLEMS)}, not {config.problem!r}")
+        self.config = config
+        e = config.embed_dim
+        self.encoder = PEEncoder(config.in_dim, build_pe(config), embed_dim=e,
+                                 num_heads=config.num_heads, num_layers=config.num_layers,
+                                 ff_dim=config.ff_dim)
+        self.directed = config.problem != "cvrp"
+        width = 3 * e if self.directed else 2 * e
+        self.message = nn.Sequential(nn.Linear(width, e), nn.ReLU(), nn.Linear(e, e))
+        self.start = nn.Parameter(torch.zeros(e))
+        self.gru = nn.GRUCell(e, e)
+        self.query = nn.Linear(e, e, bias=False)
+        self.key = nn.Linear(e, e, bias=False)
+        self.poly = nn.Sequential(nn.Linear(e + config.latent_dim, config.poly_dim), nn.ReLU(),
+                                  nn.Linear(config.poly_dim, e))
+
+    def encode(self, feats: torch.Tensor, batch: RouteBatch) -> torch.Tensor:
+        """Node embeddings of the current solutions. ``[A, V, F]`` -> ``[A, V, E]``."""
+        h = self.encoder(feats, batch)  # [A, V, E]
+        rows = torch.arange(h.shape[0])[:, None]
+        prev = h[rows, batch.prev.clamp_min(0)] * (batch.prev >= 0)[..., None]  # [A, V, E]
+        nxt = h[rows, batch.next.clamp_min(0)] * (batch.next >= 0)[..., None]  # [A, V, E]
+        context = [prev, nxt] if self.directed else [prev + nxt]
+        h = h + self.message(torch.cat([h, *context], dim=-1))  # [A, V, E]
+        return h * batch.mask[..., None]
+
+    def decode(self, emb: torch.Tensor, allowed: torch.Tensor, latent: torch.Tensor, steps: int,
+               generator: torch.Generator | None = None,
+               actions: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sample (or, given ``actions``, score) ``M`` removal sequences per instance.
+
+        ``emb`` ``[A, V, E]``, ``allowed`` ``[A, V]`` bool, ``latent`` ``[A, M, Z]``; returns
+        ``actions`` ``[A, M, steps]`` and their summed log-probabilities ``[A, M]``.
+        """
+        a, v, e = emb.shape
+        m = latent.shape[1]
+        keys = self.key(emb)  # [A, V, E]
+        count = allowed.sum(-1, keepdim=True).clamp_min(1)  # [A, 1]
+        context = (emb * allowed[..., None]).sum(1) / count  # [A, E]
+        hidden = context[:, None].expand(a, m, e).reshape(a * m, e)  # [A*M, E]
+        x = self.start.expand(a * m, e)  # [A*M, E]
+        free = allowed[:, None].expand(a, m, v).clone()  # [A, M, V]
+        rows = torch.arange(a)[:, None].expand(a, m)  # [A, M]
+        chosen, logp = [], torch.zeros(a, m)
+        for t in range(steps):
+            hidden = self.gru(x, hidden)  # [A*M, E]
+            q = self.query(hidden).view(a, m, e)  # [A, M, E]
+            q = q + self.poly(torch.cat([q, latent], dim=-1))  # [A, M, E]
+            logits = torch.einsum("ame,ave->amv", q, keys) / math.sqrt(e)  # [A, M, V]
+            logits = self.config.clip * torch.tanh(logits)
+            logits = logits.masked_fill(~free, float("-inf"))
+            log_probs = torch.log_softmax(logits, dim=-1)  # [A, M, V]
+            if actions is None:
+                pick = torch.multinomial(log_probs.exp().view(a * m, v), 1, generator=generator)
+                pick = pick.view(a, m)  # [A, M]
+            else:
+                pick = actions[:, :, t]
+            logp = logp + log_probs.gather(2, pick[..., None]).squeeze(-1)
+            free = free.scatter(2, pick[..., None], False)
+            chosen.append(pick)
+            x = emb[rows, pick].reshape(a * m, e)  # [A*M, E]
+        return torch.stack(chosen, dim=-1), logp  # [A, M, steps], [A, M]
+
+    def forward(self, feats: torch.Tensor, batch: RouteBatch, allowed: torch.Tensor,
+                latent: torch.Tensor, steps: int, generator: torch.Generator | None = None,
+                actions: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encode then decode; see :meth:`decode`."""
+        return self.decode(self.encode(feats, batch), allowed, latent, steps, generator, actions)
+
+
+def sample_latent(copies: int, rollouts: int, dim: int,
+                  generator: torch.Generator | None = None) -> torch.Tensor:
+    """Random binary rollout latents ``z``. ``[A, M, Z]``."""
+    return torch.randint(0, 2, (copies, rollouts, dim), generator=generator).float()
+
+
+# ------------------------------------------------------------------------------------------
+# checkpoints
+
+
+def policy_checkpoint(model: NDSPolicy, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Shippable form: config + float32 state dict + metadata (plain types only)."""
+    state = {k: t.detach().float().cpu().clone() for k, t in model.state_dict().items()}
+    return {"kind": "nds", "config": model.config.to_dict(), "model": state,
+            "meta": dict(meta or {})}
+
+
+def load_policy(path: str | Path) -> NDSPolicy:
+    """Rebuild an :class:`NDSPolicy` from a policy or training checkpoint, in eval mode."""
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    if data.get("kind") != "nds" or "config" not in data or "model" not in data:
+        raise ValueError(f"{path}: not an NDS checkpoint")
+    model = NDSPolicy(NDSConfig(**data["config"]))
+    model.load_state_dict(data["model"])
+    return model.eval()
+
+
+# ------------------------------------------------------------------------------------------
+# the removal policy the search engine calls
+
+
+class LearnedRemoval:
+    """:class:`routecli.search.ruin.RemovalPolicy` backed by an :class:`NDSPolicy`.
+
+    Each call encodes the current solution on the 8 symmetric images of the instance
+    (:func:`routecli.search.ruin.augment8`) and samples ``rollouts / 8`` removal sets per
+    image (at least one), each with its own latent ``z``.
+    """
+
+    name = "learned"
+    kernel: int | None = None
+
+    def __init__(self, model: NDSPolicy, augment: bool = True):
+        self.model = model.eval()
+        self.augment = augment
+        self._images: tuple[int, np.ndarray] | None = None
+
+    def images(self, problem: SearchProblem) -> np.ndarray:
+        from routecli.search.ruin import augment8
+
+        key = id(problem)
+        if self._images is None or self._images[0] != key:
+            unit = problem.unit_coords
+            self._images = (key, augment8(unit) if self.augment else unit[None])
+        return self._images[1]
+
+    @torch.inference_mode()
+    def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
+                k: int, rollouts: int) -> np.ndarray:
+        coords = self.images(problem)  # [A, V, 2]
+        copies = len(coords)
+        allowed = removable(problem, state, copies)  # [A, V]
+        steps = min(k, int(allowed[0].sum()))
+        if steps == 0:
+            return np.full((rollouts, 1), -1, np.int64)
+        per_copy = max(1, -(-rollouts // copies))
+        generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
+        latent = sample_latent(copies, per_copy, self.model.config.latent_dim, generator)
+        batch = solution_batch(problem, state, coords)
+        feats = node_features(problem, state, coords)
+        actions, _ = self.model(feats, batch, allowed, latent, steps, generator)
+        return actions.reshape(-1, steps)[:rollouts].numpy().astype(np.int64)

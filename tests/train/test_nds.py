@@ -1,0 +1,137 @@
+"""WTA training of the NDS policy: rollout scoring/replay, the loss, a tiny run, resuming."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+
+from routecli.problems import validate
+from routecli.search.asa import workspace
+from routecli.search.repair import BLINK_RATE
+from routecli.search.state import state_cost
+from routecli.train.nds import (
+    Episode,
+    NDSTrainConfig,
+    NDSTrainer,
+    commit_rollout,
+    score_rollouts,
+    wta_loss,
+)
+
+
+def tiny(tmp_path, **kw) -> NDSTrainConfig:
+    base = dict(size=20, batch=2, rollouts=8, remove=4, episode=6, warmup=1, steps=6,
+                val_every=1000, val_instances=1, val_iterations=3, val_rollouts=4,
+                log_every=2, embed_dim=32, num_layers=1, lr=1e-3, lr_warmup=1,
+                run_dir=str(tmp_path / "run"), checkpoint_every=0.0)
+    base.update(kw)
+    return NDSTrainConfig(**base)
+
+
+def test_scored_rollouts_replay_exactly_and_leave_the_current_solution(tmp_path):
+    ep = Episode(tiny(tmp_path, problem="vrptw"), index=0)
+    i = 0
+    before = [a.copy() for a in ep.current[i].arrays()]
+    rng = np.random.default_rng(0)
+    served = ep.current[i].served()
+    removals = np.stack([rng.choice(served, 5, replace=False) for _ in range(6)])
+    seeds = np.arange(6) + 11
+    costs = np.empty(6)
+    score_rollouts(ep.data[i], ep.current[i].arrays(), ep.candidate[i].arrays(),
+                   ep.workspaces[i], removals, BLINK_RATE, ep.costs[i], seeds, costs)
+    for a, b in zip(before, ep.current[i].arrays()):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(ep.current[i].arrays(), ep.candidate[i].arrays()):
+        np.testing.assert_array_equal(a, b)
+    m = int(np.argmin(costs))
+    cost = commit_rollout(ep.data[i], ep.current[i].arrays(), ep.candidate[i].arrays(),
+                          ep.workspaces[i], removals[m], BLINK_RATE, ep.costs[i], seeds[m])
+    assert cost == costs[m]
+    problem = ep.problems[i]
+    assert np.isclose(state_cost(problem.node_data, *ep.current[i].arrays()), cost)
+    solution = ep.current[i].to_routes()
+    assert validate(problem.instance, solution) == []
+    assert np.isclose(problem.instance.cost(solution), cost)
+
+
+def test_score_matches_a_fresh_workspace(tmp_path):
+    """Scores do not depend on scratch left over from earlier rollouts."""
+    ep = Episode(tiny(tmp_path), index=1)
+    served = ep.current[0].served()
+    removals = np.stack([served[:4], served[4:8], served[:4]])
+    seeds = np.array([5, 6, 5])
+    costs = np.empty(3)
+    score_rollouts(ep.data[0], ep.current[0].arrays(), ep.candidate[0].arrays(),
+                   ep.workspaces[0], removals, BLINK_RATE, ep.costs[0], seeds, costs)
+    fresh = np.empty(1)
+    score_rollouts(ep.data[0], ep.current[0].arrays(), ep.candidate[0].arrays(),
+                   workspace(ep.problems[0].num_nodes), removals[1:2], BLINK_RATE, ep.costs[0],
+                   seeds[1:2], fresh)
+    assert costs[0] == costs[2] and costs[1] == fresh[0]
+
+
+def test_only_the_winning_rollout_gets_a_gradient():
+    logp = torch.randn(3, 5, requires_grad=True)
+    rewards = torch.tensor([[0.0, 2.0, 1.0, 0.0, 0.0],
+                            [0.0, 0.0, 0.0, 0.0, 0.0],
+                            [3.0, 0.0, 0.0, 0.0, 1.0]])
+    loss, best = wta_loss(logp, rewards)
+    loss.backward()
+    assert best.tolist()[0] == 1 and best.tolist()[2] == 0
+    expected = torch.zeros(3, 5)
+    expected[0, 1] = -(2.0 - 0.6) / 3
+    expected[2, 0] = -(3.0 - 0.8) / 3
+    torch.testing.assert_close(logp.grad, expected)  # no signal when nothing improves
+
+
+def test_wta_steps_lower_the_loss_on_a_fixed_batch(tmp_path):
+    """A tiny training run on fixed rollouts: the winners' log-probability rises, the WTA loss
+    falls."""
+    cfg = tiny(tmp_path, rollouts=16)
+    trainer = NDSTrainer(cfg, quiet=True)
+    ep = Episode(cfg, index=0)
+    rng = np.random.default_rng(0)
+    feats, batch, allowed = ep.inputs(rng)
+    latent = torch.randint(0, 2, (cfg.batch, cfg.rollouts, 10)).float()
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        actions, _ = trainer.model(feats, batch, allowed, latent, cfg.remove, gen)
+    costs, _ = ep.score(actions.numpy().astype(np.int64), rng)
+    rewards = np.maximum(np.where(np.isfinite(costs), ep.costs[:, None] - costs, 0.0), 0.0)
+    rewards = torch.as_tensor(rewards / ep.scales[:, None], dtype=torch.float32)
+    rewards[:, 0] += 0.5  # make sure every instance has a winner with a positive advantage
+    losses = []
+    for _ in range(15):
+        _, logp = trainer.model(feats, batch, allowed, latent, cfg.remove, actions=actions)
+        loss, _ = wta_loss(logp, rewards)
+        trainer.optimizer.zero_grad()
+        loss.backward()
+        trainer.optimizer.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < losses[0] - 0.1
+
+
+def test_tiny_run_logs_checkpoints_and_resumes(tmp_path):
+    cfg = tiny(tmp_path, steps=5)
+    first = NDSTrainer(cfg, quiet=True)
+    first.run()
+    run = tmp_path / "run"
+    assert (run / "last.pt").exists() and (run / "best.pt").exists()
+    records = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    train = [r for r in records if r["kind"] == "train"]
+    assert [r["step"] for r in train] == [2, 4]
+    assert all(np.isfinite(r["loss"]) and 0 <= r["improving"] <= 1 for r in train)
+    assert any(r["kind"] == "val" and r["ratio"] > 0 for r in records)
+    state = torch.load(run / "last.pt", weights_only=True)
+    assert state["step"] == 5 and state["instances"] == 2 * state["episode"]
+
+    resumed = NDSTrainer(tiny(tmp_path, steps=9), resume=True, quiet=True)
+    assert resumed.step == 5 and resumed.episode == state["episode"]
+    for name, value in resumed.model.state_dict().items():
+        torch.testing.assert_close(value, first.model.state_dict()[name])
+    resumed.run()
+    assert torch.load(run / "last.pt", weights_only=True)["step"] == 9
+    best = torch.load(run / "best.pt", weights_only=True)
+    assert best["kind"] == "nds" and best["meta"]["problem"] == "cvrp"
