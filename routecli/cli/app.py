@@ -9,7 +9,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from routecli import __version__
-from routecli.cli import bench, generate, info, solve, train
+from routecli.cli import analyze, bench, generate, info, plot, probe, solve, train
 from routecli.cli.common import err_console
 from routecli.errors import RoutecliError
 
@@ -27,6 +27,9 @@ app.command("info")(info.info)
 app.command("generate")(generate.generate)
 app.command("bench")(bench.bench)
 app.command("train")(train.train)
+app.add_typer(analyze.app, name="analyze")
+app.command("probe")(probe.probe)
+app.add_typer(plot.app, name="plot")
 
 
 @app.callback(invoke_without_command=True)

@@ -73,6 +73,11 @@ class RouteBatch:
         return self.mask & (self.node == 0)
 
     @property
+    def is_customer(self) -> torch.Tensor:
+        """``[B, S]`` bool: slots holding a routed customer."""
+        return self.mask & (self.node != 0)
+
+    @property
     def num_routes(self) -> torch.Tensor:
         """``[B]`` number of routes of each solution."""
         return self.route.amax(dim=1)

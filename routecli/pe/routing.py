@@ -108,7 +108,7 @@ def route_angles(batch: RouteBatch, how: str) -> torch.Tensor:
     (demand-weighted arithmetic mean), ``median`` (of the angles, the mean of the two middle
     ones for an even count), ``midpoint`` (``(max + min) / 2``). Depot slots get 0.
     """
-    customer = batch.mask & (batch.route > 0)
+    customer = batch.is_customer
     routes = int(batch.route.max()) + 1
     num = batch.batch_size
     theta = torch.where(customer, batch.theta, torch.zeros_like(batch.theta))

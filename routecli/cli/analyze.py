@@ -1,0 +1,192 @@
+"""``routecli analyze anisometry|entropy``: route statistics of PyVRP reference solutions, printed
+beside the PE paper's values (Table 1; Section 3.1)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from routecli.analysis.anisometry import PAPER_TABLE1
+from routecli.analysis.anisometry import anisometry as measure_anisometry
+from routecli.analysis.data import default_time_limit, parse_set, reference_set
+from routecli.analysis.entropy import (
+    DEFAULT_BINS,
+    DEFAULT_SETS,
+    PAPER_MEAN,
+    PAPER_MIN,
+    POSITIONS,
+    angular_entropy,
+)
+from routecli.cli.common import console
+from routecli.errors import OptionError
+
+app = typer.Typer(help="Measure the structure of near-optimal routes (PE paper Section 3.1).",
+                  no_args_is_help=True)
+
+TABLE1_SETS = tuple(PAPER_TABLE1)
+
+NUM_HELP = "Instances per set."
+SEED_HELP = "Seed of the instance generator and of PyVRP."
+TIME_HELP = ("PyVRP seconds per instance; default 0.005 s per node (0.5 s for CVRP-100). "
+             "References are cached, so a rerun with the same settings is fast.")
+JOBS_HELP = "Parallel PyVRP processes."
+OUT_HELP = "Also write the table to this .csv or .json file."
+
+
+def parse_sets(text: str) -> list[str]:
+    """Comma-separated set names, validated (``OptionError`` on a bad one)."""
+    names = [s.strip().lower() for s in text.split(",") if s.strip()]
+    if not names:
+        raise OptionError("--sets is empty")
+    for name in names:
+        try:
+            parse_set(name)
+        except ValueError as exc:
+            raise OptionError(str(exc)) from None
+    return names
+
+
+def check_out(out: Path | None) -> None:
+    """Fail before any work if ``--out`` has a suffix we cannot write."""
+    if out is not None and out.suffix not in (".csv", ".json"):
+        raise OptionError(f"--out must end in .csv or .json, got {out}")
+
+
+def check_positive(name: str, value: float | None) -> None:
+    if value is not None and not value > 0:
+        raise OptionError(f"{name} must be positive, got {value}")
+
+
+def load(name: str, num: int, seed: int, time_limit: float | None, jobs: int):  # noqa: ANN201
+    """Instances and reference solutions of set ``name``; one progress bar while solving."""
+    limit = default_time_limit(name) if time_limit is None else time_limit
+    console.print(f"[dim]{name}: {num} instances, PyVRP {limit:g} s each, {jobs} jobs[/dim]")
+    return reference_set(name, num, seed=seed, time_limit=limit, jobs=jobs,
+                         progress=sys.stderr.isatty())
+
+
+def command_line() -> str:
+    return "routecli " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
+    """Write ``rows`` as CSV (one line each) or JSON (``meta`` + rows), atomically."""
+    if out is None:
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    with open(tmp, "w", newline="") as fh:
+        if out.suffix == ".json":  # NaN (undefined correlation) becomes null
+            clean = [{k: None if isinstance(v, float) and math.isnan(v) else v
+                      for k, v in r.items()} for r in rows]
+            json.dump({**meta, "rows": clean}, fh, indent=2, default=_json_number)
+        else:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    tmp.replace(out)
+    console.print(f"wrote {out}")
+
+
+def _json_number(value: object) -> object:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else f"{value:.{digits}f}"
+
+
+@app.command()
+def anisometry(
+    sets: str = typer.Option(",".join(TABLE1_SETS), "--sets", help="Comma-separated instance "
+                             "sets <problem>-<size> (cvrp, vrptw, pdtsp)."),
+    num: int = typer.Option(1000, "--num", min=1, help=NUM_HELP),
+    seed: int = typer.Option(0, "--seed", help=SEED_HELP),
+    time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
+    jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
+    out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
+) -> None:
+    """Table 1: per route, the CV of consecutive edge lengths, the max/min edge ratio, and the
+    MAD of the residuals of a linear fit of cumulative distance d_i against the index i (in
+    units of the mean edge length); averaged over all routes of the set."""
+    names = parse_sets(sets)
+    check_out(out)
+    check_positive("--time-limit", time_limit)
+    rows = []
+    for name in names:
+        stats = measure_anisometry(*load(name, num, seed, time_limit, jobs))
+        paper = PAPER_TABLE1.get(name, (None, None, None))
+        rows.append({"set": name, "instances": num, "routes": int(stats["routes"]),
+                     "cv": stats["cv"], "cv_paper": paper[0],
+                     "max_min": stats["max_min"], "max_min_paper": paper[1],
+                     "mad": stats["mad"], "mad_paper": paper[2],
+                     "cv_median": stats["cv_median"], "max_min_median": stats["max_min_median"],
+                     "mad_median": stats["mad_median"]})
+    table = Table(title="Anisometry of PyVRP reference routes (ours | PE paper Table 1)")
+    for col in ("set", "routes", "CV", "paper", "max/min", "paper", "MAD", "paper"):
+        table.add_column(col, justify="left" if col == "set" else "right")
+    for r in rows:
+        table.add_row(r["set"], str(r["routes"]), fmt(r["cv"], 2), fmt(r["cv_paper"], 2),
+                      fmt(r["max_min"], 1), fmt(r["max_min_paper"], 1), fmt(r["mad"], 2),
+                      fmt(r["mad_paper"], 2))
+    console.print(table)
+    console.print(f"[dim]{command_line()}[/dim]")
+    write_rows(out, rows, {"command": command_line(), "seed": seed})
+
+
+@app.command()
+def entropy(
+    sets: str = typer.Option(",".join(DEFAULT_SETS), "--sets", help="Comma-separated instance "
+                             "sets <problem>-<size>."),
+    bins: int = typer.Option(DEFAULT_BINS, "--bins", min=2, help="Angular sectors of the "
+                             "histogram (16 = the sectors XPE resolves with K = 4)."),
+    num: int = typer.Option(1000, "--num", min=1, help=NUM_HELP),
+    seed: int = typer.Option(0, "--seed", help=SEED_HELP),
+    time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
+    jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
+    out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
+) -> None:
+    """Section 3.1: for each within-route position k = 2..15 (k = 2 is the first customer),
+    the normalised entropy H / log(bins) of the depot-relative polar angles of the customers
+    at position k, pooled over all routes of the set; then the mean and the minimum over the
+    (set, k) grid (paper: 0.992 and 0.953)."""
+    names = parse_sets(sets)
+    check_out(out)
+    check_positive("--time-limit", time_limit)
+    per_set = {name: angular_entropy(*load(name, num, seed, time_limit, jobs), bins=bins)
+               for name in names}
+    rows = [{"k": k, **{f"{n}_count": per_set[n][k][0] for n in names},
+             **{n: per_set[n][k][1] for n in names}} for k in POSITIONS]
+    grid = np.array([[per_set[n][k][1] for n in names] for k in POSITIONS])
+    mean, low = float(np.nanmean(grid)), float(np.nanmin(grid))
+    rows.append({"k": "mean", **dict.fromkeys(f"{n}_count" for n in names),
+                 **dict(zip(names, np.nanmean(grid, 0).tolist(), strict=True))})
+    rows.append({"k": "min", **dict.fromkeys(f"{n}_count" for n in names),
+                 **dict(zip(names, np.nanmin(grid, 0).tolist(), strict=True))})
+    table = Table(title=f"Normalised angular entropy at within-route position k ({bins} sectors)")
+    table.add_column("k", justify="right")
+    for n in names:
+        table.add_column(n, justify="right")
+    for k, line in zip(POSITIONS, grid, strict=True):
+        table.add_row(str(k), *(fmt(v) for v in line))
+    table.add_section()
+    table.add_row("mean", *(fmt(v) for v in np.nanmean(grid, 0)))
+    table.add_row("min", *(fmt(v) for v in np.nanmin(grid, 0)))
+    console.print(table)
+    console.print(f"grid mean {mean:.3f} (paper {PAPER_MEAN}), grid minimum {low:.3f} "
+                  f"(paper {PAPER_MIN})")
+    console.print(f"[dim]{command_line()}[/dim]")
+    write_rows(out, rows, {"command": command_line(), "seed": seed, "bins": bins,
+                           "mean": mean, "min": low, "paper_mean": PAPER_MEAN,
+                           "paper_min": PAPER_MIN})

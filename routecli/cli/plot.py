@@ -1,0 +1,58 @@
+"""``routecli plot pe``: pictures of a positional encoding on a PyVRP reference solution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from routecli.analysis.pe_plots import PLOTS, plot_pe
+from routecli.cli.analyze import SEED_HELP, TIME_HELP, check_positive, load, parse_sets
+from routecli.cli.common import console
+from routecli.cli.probe import resolve_names
+from routecli.errors import OptionError
+from routecli.pe import PE_REGISTRY, RouteBatch
+
+app = typer.Typer(help="Draw PNG pictures.", no_args_is_help=True)
+
+
+@app.command()
+def pe(
+    name: str = typer.Option("ipe_inv_xpe", "--pe", help="Encoding to draw: "
+                             + ", ".join(PE_REGISTRY) + "."),
+    plots: str = typer.Option("all", "--plots", help="'all' or comma-separated: "
+                              + ", ".join(PLOTS) + "."),
+    problem_set: str = typer.Option("cvrp-100", "--set", help="Instance set <problem>-<size>."),
+    instance: int = typer.Option(0, "--instance", min=0, help="Which instance of the set."),
+    dim: int = typer.Option(32, "--dim", min=2, help="Encoding width."),
+    seed: int = typer.Option(0, "--seed", help=SEED_HELP),
+    time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
+    out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNG files "
+                             "(<pe>-<plot>.png)."),
+) -> None:
+    """Pictures of an encoding on one reference solution: the PE matrix along the longest
+    route (heatmap), its position-by-position cosine similarity, IPE channels against
+    cumulative distance vs index, XPE angles per route, and a 2-D PCA coloured by route."""
+    (encoding,) = resolve_names(name)
+    (set_name,) = parse_sets(problem_set)
+    check_positive("--time-limit", time_limit)
+    chosen = PLOTS if plots.strip().lower() == "all" else tuple(
+        p.strip().lower() for p in plots.split(","))
+    bad = [p for p in chosen if p not in PLOTS]
+    if bad:
+        raise OptionError(f"unknown plot {bad[0]!r}; choose 'all' or from {', '.join(PLOTS)}")
+    kind = PE_REGISTRY[encoding].kind
+    if kind != "node" and ({"similarity", "pca"} & set(chosen)) and plots.strip() != "all":
+        raise OptionError(f"--plots similarity/pca need a node encoding; {encoding} is {kind}")
+    if kind != "node":
+        chosen = tuple(p for p in chosen if p not in ("similarity", "pca"))
+    if dim % 16:
+        raise OptionError(f"--dim must be a multiple of 16 (IPE pairs, 8 RoPE heads), got {dim}")
+    instances, solutions = load(set_name, instance + 1, seed, time_limit, jobs=1)
+    batch = RouteBatch.from_solutions(instances[instance:], solutions[instance:])
+    try:
+        paths = plot_pe(batch, encoding, chosen, out, dim=dim, seed=seed)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+    for path in paths:
+        console.print(f"wrote {path}")

@@ -1,0 +1,108 @@
+"""``routecli probe``: Spearman correlation of PE-induced pairwise distances with the desiderata
+D1-D3 on reference solutions (PE paper Section 5.2, Table 3)."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import typer
+from rich.progress import Progress
+from rich.table import Table
+
+from routecli.analysis.probe import PAPER_TABLE3
+from routecli.analysis.probe import probe as run_probe
+from routecli.cli.analyze import (
+    JOBS_HELP,
+    OUT_HELP,
+    SEED_HELP,
+    TIME_HELP,
+    check_out,
+    check_positive,
+    command_line,
+    fmt,
+    load,
+    parse_sets,
+    write_rows,
+)
+from routecli.cli.common import console
+from routecli.errors import OptionError
+from routecli.pe import PE_REGISTRY, RouteBatch
+
+PROBE_HELP = """Spearman correlation between PE-induced pairwise distances and the desiderata
+targets, on PyVRP reference solutions (PE paper Table 3). Pairs: per solution, --pairs
+same-route customer pairs (uniform over such pairs) for D1/D2 and --pairs pairs of distinct
+customers for D3. Targets (d = travel distance from the depot along the route, d_L = route
+length): D1 = |d_u - d_v|; D2 = min(|d_u - d_v|, d_L - |d_u - d_v|), the cyclic arc distance;
+D3 = 1 if u and v are on different routes, else 0 (the paper's ratio of mean inter- to
+intra-route PE distance is the 'ratio' column). PE-induced distance: node encodings
+||PE(u) - PE(v)||; bias encodings -(b(u,v) + b(v,u))/2 averaged over heads; RoPE
+||R(u)1 - R(v)1||, the distance between the all-ones query rotated to the two positions.
+Learnable encodings are probed as initialised (seeded)."""
+
+
+def resolve_names(text: str) -> list[str]:
+    """``all`` or comma-separated registry names (``OptionError`` on an unknown one)."""
+    if text.strip().lower() == "all":
+        return list(PE_REGISTRY)
+    names = [n.strip().lower().replace("-", "_").replace("+", "_") for n in text.split(",")]
+    unknown = [n for n in names if n not in PE_REGISTRY]
+    if unknown or not names:
+        raise OptionError(f"unknown positional encoding {unknown[0] if unknown else text!r}; "
+                          f"choose 'all' or from {', '.join(PE_REGISTRY)}")
+    return names
+
+
+def probe(
+    pe: str = typer.Option("all", "--pe", help="'all' or comma-separated encodings: "
+                           + ", ".join(PE_REGISTRY) + "."),
+    problem_set: str = typer.Option("cvrp-100", "--set", help="Instance set <problem>-<size>."),
+    num: int = typer.Option(1000, "--num", min=1, help="Solutions to probe."),
+    pairs: int = typer.Option(1000, "--pairs", min=1, help="Pairs per solution and target set "
+                              "(1,000 x 1,000 solutions = the paper's 10^6)."),
+    dim: int = typer.Option(128, "--dim", min=2, help="PE width (RoPE: dim / heads per head)."),
+    heads: int = typer.Option(8, "--heads", min=1, help="Attention heads (ALiBi slopes, RoPE)."),
+    seed: int = typer.Option(0, "--seed", help=SEED_HELP + " Also seeds pair sampling and "
+                             "learnable PE initialisation."),
+    time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
+    jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
+    out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
+) -> None:
+    names = resolve_names(pe)
+    (name,) = parse_sets(problem_set)
+    check_out(out)
+    check_positive("--time-limit", time_limit)
+    if dim % 2 or (dim // heads) % 2:
+        raise OptionError(f"--dim must be even and --dim / --heads even (RoPE), got {dim}/{heads}")
+    instances, solutions = load(name, num, seed, time_limit, jobs)
+    batch = RouteBatch.from_solutions(instances, solutions)
+    results = {}
+    start = time.time()
+    with Progress(disable=not sys.stderr.isatty(), transient=True) as bar:
+        task = bar.add_task("probing", total=len(names))
+        for n in names:
+            results.update(run_probe(batch, [n], pairs, dim=dim, num_heads=heads, seed=seed))
+            bar.advance(task)
+    table = Table(title=f"PE probe on {name}: Spearman rho (ours | PE paper Table 3)")
+    for col in ("encoding", "kind", "D1", "paper", "D2", "paper", "D3", "paper", "ratio"):
+        table.add_column(col, justify="left" if col in ("encoding", "kind") else "right")
+    rows = []
+    for n in names:
+        r, paper = results[n], PAPER_TABLE3.get(n, (math.nan,) * 3) if name == "cvrp-100" \
+            else (math.nan,) * 3
+        rows.append({"pe": n, "title": PE_REGISTRY[n].title, "kind": PE_REGISTRY[n].kind,
+                     "D1": r["D1"], "D1_paper": paper[0], "D2": r["D2"], "D2_paper": paper[1],
+                     "D3": r["D3"], "D3_paper": paper[2], "d3_ratio": r["d3_ratio"]})
+        table.add_row(PE_REGISTRY[n].title, PE_REGISTRY[n].kind, fmt(r["D1"]), fmt(paper[0]),
+                      fmt(r["D2"]), fmt(paper[1]), fmt(r["D3"]), fmt(paper[2]),
+                      fmt(r["d3_ratio"], 2))
+    console.print(table)
+    console.print(f"[dim]{len(batch.node)} solutions, {pairs} pairs each per target set, "
+                  f"{time.time() - start:.0f} s; {command_line()}[/dim]")
+    write_rows(out, rows, {"command": command_line(), "seed": seed, "set": name, "num": num,
+                           "pairs_per_solution": pairs, "dim": dim, "heads": heads})
+
+
+probe.__doc__ = PROBE_HELP

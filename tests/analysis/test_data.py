@@ -1,0 +1,30 @@
+import pytest
+
+from routecli.analysis.data import default_time_limit, instance_set, parse_set, reference_set
+from routecli.problems import validate
+
+
+def test_set_names():
+    assert parse_set("CVRP-100") == ("cvrp", 100)
+    assert parse_set("pdtsp-51") == ("pdtsp", 51)
+    for bad in ("tsp-100", "cvrp", "cvrp-x", "pdtsp-50"):
+        with pytest.raises(ValueError, match="bad instance set"):
+            parse_set(bad)
+    assert default_time_limit("cvrp-100") == pytest.approx(0.5)
+
+
+def test_instance_sets_follow_the_pe_paper_generators():
+    cvrp = instance_set("cvrp-100", 2, seed=0)
+    assert cvrp[0].num_customers == 100 and cvrp[0].capacity == 50  # Appendix F: 30 + n/5
+    assert instance_set("cvrp-200", 1, seed=0)[0].capacity == 70
+    pdtsp = instance_set("pdtsp-51", 1, seed=0)[0]
+    assert pdtsp.size == 51 and pdtsp.num_requests == 25
+    assert instance_set("cvrp-100", 2, seed=0)[1].demands.tolist() == cvrp[1].demands.tolist()
+
+
+def test_reference_set_returns_feasible_cached_solutions(tmp_path):
+    instances, solutions = reference_set("cvrp-12", 2, time_limit=0.05, jobs=1,
+                                         cache_dir=tmp_path, progress=False)
+    assert len(solutions) == 2 and all(not validate(i, s) for i, s in zip(instances, solutions,
+                                                                          strict=True))
+    assert len(list(tmp_path.iterdir())) == 2

@@ -1,0 +1,23 @@
+"""``routecli probe`` end to end on a tiny set."""
+
+from __future__ import annotations
+
+import json
+
+from routecli.cli.app import main
+
+
+def test_probe_writes_one_row_per_encoding_with_the_paper_values(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "probe.json"
+    code = main(["probe", "--pe", "ipe-inv,sin,alibi,rope,nope", "--num", "3", "--pairs", "200",
+                 "--time-limit", "0.05", "--jobs", "1", "--dim", "32", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "0.934" in text  # paper's IPE D1 printed beside ours
+    data = json.loads(out.read_text())
+    rows = {r["pe"]: r for r in data["rows"]}
+    assert list(rows) == ["ipe_inv", "sin", "alibi", "rope", "nope"]
+    assert rows["ipe_inv"]["D1_paper"] == 0.934 and rows["rope"]["kind"] == "rotary"
+    assert rows["nope"]["D1"] is None  # undefined for a constant encoding
+    assert -1 <= rows["sin"]["D1"] <= 1 and rows["alibi"]["D3"] == rows["alibi"]["D3"]
+    assert data["pairs_per_solution"] == 200 and data["set"] == "cvrp-100"
