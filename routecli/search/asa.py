@@ -25,6 +25,7 @@ import numpy as np
 
 from routecli.problems import Routes
 from routecli.search.construct import savings_solution
+from routecli.search.local_search import local_search
 from routecli.search.repair import BLINK_RATE, drop_unprofitable, repair
 from routecli.search.ruin import (
     POLICY_RANDOM,
@@ -240,11 +241,14 @@ def run_chunk(problem, cur, cand, pick, best, ws, policy, remove, rollouts, iter
 
 
 def initial_solution(problem: SearchProblem) -> SearchState:
-    """Savings start (:mod:`routecli.search.construct`); raises if a customer fits nowhere."""
+    """Savings start (:mod:`routecli.search.construct`) improved by local search; raises if
+    a customer fits nowhere."""
     state = savings_solution(problem)
     if not all(check_route(problem, state, r) for r in np.flatnonzero(state.routes[:, SIZE])):
         raise ValueError(f"{problem.instance.name}: some customer fits in no route "
                          "(demand above capacity or an unreachable time window)")
+    local_search(problem.dist, problem.node_data, problem.capacity, problem.timed,
+                 problem.neighbours, *state.arrays(), np.arange(1, problem.num_nodes))
     return state
 
 
