@@ -1,0 +1,86 @@
+import math
+
+import torch
+
+from routecli.nn import AAFMBlock, RMSNorm, aafm, pairwise_distance, scale_distance_bias
+
+
+def naive_aafm(q, k, v, bias):
+    """Eq. 28 element by element, in float64, no stabilisation."""
+    b, rq, d = q.shape
+    out = torch.zeros(b, rq, d, dtype=torch.float64)
+    for n in range(b):
+        for i in range(rq):
+            for c in range(d):
+                w = torch.exp(bias[n, i].double()) * torch.exp(k[n, :, c].double())
+                out[n, i, c] = torch.sigmoid(q[n, i, c].double()) * (w * v[n, :, c]).sum() / w.sum()
+    return out
+
+
+def test_aafm_matches_naive_formula_with_masked_pairs():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 5, 4), torch.randn(2, 6, 4), torch.randn(2, 6, 4)
+    bias = torch.randn(2, 5, 6)
+    bias[0, 1, 2] = float("-inf")
+    bias[1, :, 5] = float("-inf")
+    valid = torch.ones(2, 6, dtype=torch.bool)
+    valid[1, 5] = False
+    torch.testing.assert_close(aafm(q, k, v, bias, valid).double(), naive_aafm(q, k, v, bias),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_aafm_is_stable_for_large_keys_and_biases():
+    torch.manual_seed(1)
+    q, k, v = torch.randn(1, 3, 4), torch.randn(1, 5, 4) * 3 + 400.0, torch.randn(1, 5, 4)
+    bias = torch.randn(1, 3, 5) - 1000.0
+    out = aafm(q, k, v, bias, torch.ones(1, 5, dtype=torch.bool))
+    assert torch.isfinite(out).all()
+    # the shift cancels: same result as the unshifted, well-scaled problem
+    ref = naive_aafm(q, k - 400.0, v, bias + 1000.0)
+    torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_aafm_padding_rows_give_zeros_and_no_nan_gradients():
+    q = torch.randn(1, 3, 4, requires_grad=True)
+    k, v = torch.randn(1, 3, 4, requires_grad=True), torch.randn(1, 3, 4, requires_grad=True)
+    bias = torch.zeros(1, 3, 3)
+    bias[0, 2] = float("-inf")  # row 2 sees nothing (a padded row)
+    valid = torch.tensor([[True, True, False]])
+    out = aafm(q, k, v, bias, valid)
+    assert torch.equal(out[0, 2], torch.zeros(4))
+    out.sum().backward()
+    for t in (q, k, v):
+        assert torch.isfinite(t.grad).all()
+    assert torch.equal(k.grad[0, 2], torch.zeros(4))  # a padded key receives no gradient
+
+
+def test_scale_distance_bias_eq29_and_self_mask():
+    coords = torch.tensor([[[0.0, 0.0], [3.0, 4.0], [0.0, 1.0], [9.0, 9.0]]])
+    valid = torch.tensor([[True, True, True, False]])
+    count = torch.tensor([8])
+    bias, excluded = scale_distance_bias(pairwise_distance(coords), valid, count, gamma=2.0)
+    assert math.isclose(float(bias[0, 0, 1]), -2.0 * 3.0 * 5.0, rel_tol=1e-6)  # log2 8 = 3
+    assert excluded[0].diagonal().all()
+    assert excluded[0, :, 3].all() and not excluded[0, 0, 1]
+
+
+def test_block_is_permutation_equivariant_and_alpha_gradient_finite():
+    torch.manual_seed(2)
+    block = AAFMBlock(16, 32)
+    h, coords = torch.randn(1, 6, 16), torch.rand(1, 6, 2)
+    valid = torch.tensor([[True] * 5 + [False]])
+    bias, excluded = scale_distance_bias(pairwise_distance(coords), valid, torch.tensor([4]))
+    out = block(h, bias, excluded, valid)
+    perm = torch.tensor([3, 0, 4, 1, 2, 5])
+    bias_p, excluded_p = scale_distance_bias(pairwise_distance(coords[:, perm]), valid[:, perm],
+                                             torch.tensor([4]))
+    out_p = block(h[:, perm], bias_p, excluded_p, valid[:, perm])
+    torch.testing.assert_close(out_p, out[:, perm])
+    out[:, :5].sum().backward()
+    assert torch.isfinite(block.alpha.grad)
+
+
+def test_rmsnorm_unit_rms():
+    x = torch.randn(3, 7, 16) * 5
+    y = RMSNorm(16)(x)
+    torch.testing.assert_close(y.pow(2).mean(-1), torch.ones(3, 7), rtol=1e-4, atol=1e-4)

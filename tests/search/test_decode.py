@@ -1,0 +1,63 @@
+import pytest
+import torch
+
+from routecli import generate
+from routecli.envs.base import path_length
+from routecli.generate import batch_instances
+from routecli.models.miloop import MiLoop, MiLoopConfig
+from routecli.problems import validate
+from routecli.search.decode import augment8, decode, start_nodes, to_solution
+
+
+def model(problem):
+    torch.manual_seed(0)
+    return MiLoop(MiLoopConfig(problem=problem, dim=16, ff_dim=32, layers=1)).eval()
+
+
+def tensors(raw):
+    return {k: torch.as_tensor(v) for k, v in raw.items()}
+
+
+def test_augment8_preserves_tour_lengths_and_distinct_views():
+    locs = torch.rand(2, 9, 2)
+    views = augment8(locs)
+    tour = torch.randperm(9).repeat(2, 1)
+    lengths = torch.stack([path_length(v, tour) for v in views])
+    torch.testing.assert_close(lengths, lengths[:1].expand(8, -1))
+    assert len({tuple(v[0, 0].tolist()) for v in views}) == 8
+    assert torch.equal(views[0], locs)
+
+
+def test_start_nodes_distinct_and_customers_for_cvrp():
+    assert start_nodes("tsp", 10, 100).tolist() == list(range(10))
+    picks = start_nodes("cvrp", 21, 5)
+    assert len(set(picks.tolist())) == 5 and int(picks.min()) >= 1 and int(picks.max()) <= 20
+
+
+@pytest.mark.parametrize("problem", ["tsp", "cvrp"])
+def test_best_of_never_worse_than_its_subsets(problem):
+    raw = generate.tsp(3, 10, 1) if problem == "tsp" else generate.cvrp(3, 10, 1)
+    batch, policy = tensors(raw), model(problem)
+    greedy = decode(policy, batch, "greedy")
+    multi = decode(policy, batch, "multistart", starts=10)
+    multi_aug = decode(policy, batch, "multistart", starts=10, augment=True, chunk=7)
+    assert (multi_aug.cost <= multi.cost + 1e-5).all()
+    if problem == "tsp":  # multi-start over all nodes includes greedy's start node 0
+        assert (multi.cost <= greedy.cost + 1e-5).all()
+    for inst, actions, cost in zip(batch_instances(problem, raw), multi_aug.actions,
+                                   multi_aug.cost, strict=True):
+        solution = to_solution(inst, actions)
+        assert validate(inst, solution) == []
+        assert abs(inst.cost(solution) - float(cost)) < 1e-4
+
+
+def test_sampling_is_seeded():
+    batch, policy = tensors(generate.tsp(2, 12, 3)), model("tsp")
+    a = decode(policy, batch, "sampling", samples=4, generator=torch.Generator().manual_seed(7))
+    b = decode(policy, batch, "sampling", samples=4, generator=torch.Generator().manual_seed(7))
+    assert torch.equal(a.cost, b.cost)
+
+
+def test_unknown_decode_is_refused():
+    with pytest.raises(ValueError, match="unknown decode"):
+        decode(model("tsp"), tensors(generate.tsp(1, 5, 0)), "beam")
