@@ -1,0 +1,96 @@
+"""Gaps of a MiLoop checkpoint on seeded uniform instances against PyVRP references.
+
+    .venv/bin/python benchmarks/eval_miloop.py --problem tsp --checkpoint checkpoints/miloop-tsp.pt \
+        --instances 128 --size 100 --seed 2026 --decode greedy
+    .venv/bin/python benchmarks/eval_miloop.py --problem cvrp ... --decode multistart --starts 100 \
+        --augment --first 16
+
+Prints one table row per run (and appends it as JSON to --out): mean objective, mean gap (%)
+to the references, seconds per instance, and the nearest-neighbour gap on the same instances.
+References are PyVRP (HGS) solutions with --ref-time seconds each, cached on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+
+from routecli import generate
+from routecli.baselines.construction import NearestNeighbour
+from routecli.baselines.reference import reference_solutions
+from routecli.generate import batch_instances
+from routecli.problems import validate
+from routecli.search.decode import decode, to_solution
+from routecli.train.checkpoint import load_policy
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problem", choices=["tsp", "cvrp"], required=True)
+    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--instances", type=int, default=128)
+    parser.add_argument("--first", type=int, default=None, help="decode only the first K")
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--decode", default="greedy", choices=["greedy", "multistart", "sampling"])
+    parser.add_argument("--starts", type=int, default=100)
+    parser.add_argument("--augment", action="store_true")
+    parser.add_argument("--chunk", type=int, default=400, help="rollouts per batched decode")
+    parser.add_argument("--ref-time", type=float, default=None,
+                        help="PyVRP seconds per reference (default 2 TSP, 5 CVRP)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default=None, help="append the result as a JSON line here")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    raw = (generate.tsp(args.instances, args.size, args.seed) if args.problem == "tsp"
+           else generate.cvrp(args.instances, args.size, args.seed))
+    instances = batch_instances(args.problem, raw)
+    ref_time = args.ref_time or (2.0 if args.problem == "tsp" else 5.0)
+    refs = reference_solutions(instances, ref_time, progress=False)
+    ref_cost = np.array([inst.cost(sol) for inst, sol in zip(instances, refs, strict=True)])
+    k = args.first or args.instances
+    nn = NearestNeighbour()
+    nn_cost = np.array([inst.cost(nn.solve(inst)) for inst in instances[:k]])
+
+    model = load_policy(args.checkpoint)
+    batch = {key: torch.as_tensor(v[:k], dtype=torch.long if key == "demand" else torch.float32)
+             for key, v in raw.items()}
+    started = time.perf_counter()
+    result = decode(model, batch, args.decode, starts=args.starts, augment=args.augment,
+                    chunk=args.chunk, generator=torch.Generator().manual_seed(args.seed))
+    seconds = time.perf_counter() - started
+    cost = []
+    for inst, actions in zip(instances[:k], result.actions, strict=True):
+        solution = to_solution(inst, actions)
+        problems = validate(inst, solution)
+        if problems:
+            raise SystemExit(f"{inst.name}: infeasible solution: {problems[:3]}")
+        cost.append(inst.cost(solution))
+    cost = np.array(cost)
+    row = {
+        "problem": args.problem, "size": args.size, "instances": k, "seed": args.seed,
+        "checkpoint": args.checkpoint, "decode": args.decode,
+        "starts": args.starts if args.decode != "greedy" else 1, "augment": args.augment,
+        "obj": round(float(cost.mean()), 4), "ref_obj": round(float(ref_cost[:k].mean()), 4),
+        "gap": round(float((100 * (cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
+        "nn_gap": round(float((100 * (nn_cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
+        "sec_per_instance": round(seconds / k, 3), "threads": args.threads,
+        "ref_time": ref_time,
+    }
+    print("| problem | n | instances | decode | M | aug | obj | ref | gap % | NN gap % | s/inst |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| {row['problem']} | {row['size']} | {k} | {row['decode']} | {row['starts']} | "
+          f"{'x8' if args.augment else '-'} | {row['obj']} | {row['ref_obj']} | {row['gap']} | "
+          f"{row['nn_gap']} | {row['sec_per_instance']} |")
+    if args.out:
+        with open(args.out, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""``routecli train`` end to end through ``main(argv)``."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from routecli.cli.app import main
+
+
+def test_train_writes_checkpoint_and_log_then_resumes(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    argv = ["train", "--problem", "cvrp", "--run-dir", str(run), "--curriculum", "6:2:2:3",
+            "--val-size", "6", "--val-instances", "2", "--val-every", "2",
+            "--val-time-limit", "0.05", "--threads", "1", "--log-every", "1"]
+    assert main(argv) == 0
+    state = torch.load(run / "last.pt", weights_only=True)
+    assert state["step"] == 2 and state["config"]["problem"] == "cvrp"
+    with open(run / "log.jsonl") as fh:
+        records = [json.loads(line) for line in fh]
+    assert any("val_gap" in r for r in records)
+    more = [a if a != "6:2:2:3" else "6:3:2:3" for a in argv] + ["--resume"]
+    assert main(more) == 0
+    assert torch.load(run / "last.pt", weights_only=True)["step"] == 3
+
+
+def test_bad_curriculum_is_one_line(capsys):
+    assert main(["train", "--curriculum", "20:5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "size:steps:batch:rollouts" in err
