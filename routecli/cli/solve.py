@@ -70,7 +70,11 @@ def solve(
     failed = 0
     for file, instance in zip(files, instances, strict=False):
         reference, _ = best_known(instance, file, bks)
-        with console.status(f"solving {instance.name} ({instance.size}) with {model}"):
+        label = f"solving {instance.name} ({instance.size}) with {model}"
+        with console.status(label) as line:
+            if hasattr(solver, "on_improve"):  # search solvers: show the best cost as it improves
+                solver.on_improve = lambda sec, best, line=line, label=label: line.update(
+                    f"{label}: best {fmt_cost(best)} at {sec:.1f}s")
             result = run(solver, instance, seed=seed, time_limit=time_limit, bks=reference)
         results.append(result)
         _print_result(result)

@@ -22,6 +22,8 @@ def train_nds(
     episode: Annotated[int, typer.Option(help="search iterations per batch of instances")] = 60,
     warmup: Annotated[int, typer.Option(help="iterations per episode without a gradient")] = 10,
     lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 1e-4,
+    reward: Annotated[str, typer.Option(
+        help="delta (signed improvement) or clipped (max(0, improvement), Appendix B)")] = "delta",
     val_every: Annotated[int, typer.Option(help="validate every N steps")] = 300,
     checkpoint_every: Annotated[float, typer.Option(help="seconds between last.pt writes")] = 120.0,
     threads: Annotated[int, typer.Option(help="torch CPU threads (0 = default)")] = 1,
@@ -35,11 +37,14 @@ def train_nds(
 
     if problem not in PROBLEMS:
         raise typer.BadParameter(f"choose one of {', '.join(PROBLEMS)}", param_hint="--problem")
+    if reward not in ("delta", "clipped"):
+        raise typer.BadParameter("choose delta or clipped", param_hint="--reward")
     if pe is not None and pe.lower().replace("-", "_").replace("+", "_") not in PE_REGISTRY:
         raise typer.BadParameter(f"choose one of {', '.join(PE_REGISTRY)}", param_hint="--pe")
     cfg = NDSTrainConfig(problem=problem, size=size, pe=pe,
                          run_dir=run_dir or f"runs/nds-{problem}", steps=steps, batch=batch,
                          rollouts=rollouts, remove=remove, episode=episode, warmup=warmup, lr=lr,
+                         reward=reward,
                          val_every=val_every, checkpoint_every=checkpoint_every, threads=threads,
                          seed=seed)
     train(cfg, resume=resume)

@@ -8,12 +8,17 @@ the search engine's savings solution. Every iteration of the episode:
 1. encodes each current solution (on a random one of its 8 symmetric images) and samples
    ``rollouts`` removal sets of ``remove`` customers, each with its own latent ``z``;
 2. repairs every rollout with the search engine's randomised greedy insertion
-   (:func:`routecli.search.asa.rollout`) and scores it: reward ``R_i = max(0, cost(s) -
-   cost(s_i))``, the improvement over the current solution, divided by the solution's mean
-   edge length so that it is unit-free;
+   (:func:`routecli.search.asa.rollout`) and scores it by its improvement over the current
+   solution, divided by the solution's mean edge length so that it is unit-free:
+   ``reward="clipped"`` is Appendix B's ``R_i = max(0, cost(s) - cost(s_i))``;
+   ``reward="delta"`` (the default) keeps the sign, ``R_i = cost(s) - cost(s_i)``, because on
+   CPU budgets under 1% of rollouts improve a good solution, and the clipped reward then
+   gives most instances no gradient at all (an infeasible repair scores as the worst
+   feasible rollout);
 3. after ``warmup`` iterations (the savings start is easy to improve, so its rewards carry
    little signal), takes a gradient step on ``-(R_{i*} - mean_i R_i) log pi(s_{i*})``: only
-   the best rollout ``i*`` of each instance contributes (winner takes all);
+   the best rollout ``i*`` of each instance contributes (winner takes all), so rollouts are
+   sampled without a graph and only the winners are re-scored (teacher forcing) with one;
 4. moves each instance to its best rollout under the simulated-annealing rule, so the
    policy trains on the kind of solutions it meets inside the search.
 
@@ -76,6 +81,7 @@ def atomic_save(obj: dict[str, Any], path: Path) -> None:
     os.replace(tmp, path)
 
 
+REWARDS = ("delta", "clipped")
 GENERATORS = {"cvrp": generate.cvrp, "vrptw": generate.vrptw, "pcvrp": generate.pcvrp}
 VALIDATION_SEED = 987_654
 
@@ -101,6 +107,7 @@ class NDSTrainConfig:
     t_start: float = 0.3
     t_end: float = 0.01
     grad_clip: float = 1.0
+    reward: str = "delta"
     val_every: int = 300
     val_instances: int = 4
     val_iterations: int = 40
@@ -213,13 +220,31 @@ class Episode:
                                            seeds[i, best])
 
 
-def wta_loss(logp: torch.Tensor, rewards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Winner-takes-all policy gradient: ``-(R_best - mean R) log pi(best)`` averaged over
-    instances. ``logp``, ``rewards`` ``[B, M]``; returns the loss and the winners ``[B]``."""
+def rollout_rewards(current: np.ndarray, costs: np.ndarray, kind: str) -> np.ndarray:
+    """Improvement of each rollout over the current solution. ``[B]``, ``[B, M]`` -> ``[B, M]``.
+
+    ``clipped``: ``max(0, gain)``, 0 when infeasible; ``delta``: the signed gain, an infeasible
+    rollout scoring as the worst feasible one of its instance (0 if none is feasible)."""
+    finite = np.isfinite(costs)
+    gain = np.where(finite, current[:, None] - np.where(finite, costs, 0.0), 0.0)
+    if kind == "clipped":
+        return np.maximum(gain, 0.0)
+    worst = np.where(finite, gain, np.inf).min(axis=1, keepdims=True)
+    worst = np.where(np.isfinite(worst), worst, 0.0)
+    return np.where(finite, gain, worst)
+
+
+def winners(rewards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Best rollout of each instance and its advantage ``R_best - mean R``. ``[B, M]`` ->
+    ``[B]``, ``[B]``."""
     best = rewards.argmax(dim=1)  # [B]
-    advantage = rewards.gather(1, best[:, None]).squeeze(1) - rewards.mean(dim=1)  # [B]
-    winner_logp = logp.gather(1, best[:, None]).squeeze(1)  # [B]
-    return -(advantage.detach() * winner_logp).mean(), best
+    return best, rewards.gather(1, best[:, None]).squeeze(1) - rewards.mean(dim=1)
+
+
+def wta_loss(winner_logp: torch.Tensor, advantage: torch.Tensor) -> torch.Tensor:
+    """Winner-takes-all policy gradient ``-(R_best - mean R) log pi(best)``, averaged over
+    instances; only the winners' log-probabilities ``[B]`` carry a graph."""
+    return -(advantage.detach() * winner_logp).mean()
 
 
 # ------------------------------------------------------------------------------------------
@@ -247,6 +272,8 @@ class NDSTrainer:
     """Resumable WTA training; ``run()`` trains until ``cfg.steps`` optimiser steps."""
 
     def __init__(self, cfg: NDSTrainConfig, resume: bool = False, quiet: bool = False):
+        if cfg.reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {cfg.reward!r}")
         if cfg.problem not in GENERATORS:
             raise ValueError(f"NDS trains on {', '.join(GENERATORS)}, not {cfg.problem!r}")
         if cfg.threads > 0:
@@ -311,15 +338,20 @@ class NDSTrainer:
         steps = min(cfg.remove, int(allowed.sum(1).min()))
         latent = sample_latent(len(ep.problems), cfg.rollouts, self.model.config.latent_dim, gen)
         with torch.set_grad_enabled(learn):
-            actions, logp = self.model(feats, batch, allowed, latent, steps, gen)
+            emb = self.model.encode(feats, batch)  # [B, V, E]
+        with torch.no_grad():
+            actions, _ = self.model.decode(emb.detach(), allowed, latent, steps, gen)
         acts = actions.numpy().astype(np.int64)
         costs, seeds = ep.score(acts, rng)
-        gain = np.where(np.isfinite(costs), ep.costs[:, None] - costs, 0.0)
-        rewards = np.maximum(gain, 0.0) / ep.scales[:, None]  # [B, M]
+        rewards = rollout_rewards(ep.costs, costs, cfg.reward) / ep.scales[:, None]  # [B, M]
         ep.advance(acts, costs, seeds, t / cfg.episode, cfg, rng)
         if not learn:
             return None
-        loss, _ = wta_loss(logp, torch.as_tensor(rewards, dtype=torch.float32))
+        best, advantage = winners(torch.as_tensor(rewards, dtype=torch.float32))
+        rows = torch.arange(len(best))
+        _, winner_logp = self.model.decode(emb, allowed, latent[rows, best][:, None], steps,
+                                           actions=actions[rows, best][:, None])  # [B, 1]
+        loss = wta_loss(winner_logp.squeeze(1), advantage)
         for group in self.optimizer.param_groups:
             group["lr"] = cfg.lr * self.lr_factor()
         self.optimizer.zero_grad(set_to_none=True)
@@ -329,7 +361,7 @@ class NDSTrainer:
         self.step += 1
         return {"loss": float(loss.detach()), "reward_best": float(rewards.max(1).mean()),
                 "reward_mean": float(rewards.mean()), "improving": float((rewards > 0).mean()),
-                "logp_best": float(logp.detach().max(1).values.mean()), "cost": float(ep.costs.mean())}
+                "logp_best": float(winner_logp.detach().mean()), "cost": float(ep.costs.mean())}
 
     def validate(self) -> float:
         problems = validation_problems(self.cfg)

@@ -16,7 +16,9 @@ from routecli.train.nds import (
     NDSTrainConfig,
     NDSTrainer,
     commit_rollout,
+    rollout_rewards,
     score_rollouts,
+    winners,
     wta_loss,
 )
 
@@ -77,9 +79,9 @@ def test_only_the_winning_rollout_gets_a_gradient():
     rewards = torch.tensor([[0.0, 2.0, 1.0, 0.0, 0.0],
                             [0.0, 0.0, 0.0, 0.0, 0.0],
                             [3.0, 0.0, 0.0, 0.0, 1.0]])
-    loss, best = wta_loss(logp, rewards)
-    loss.backward()
+    best, advantage = winners(rewards)
     assert best.tolist()[0] == 1 and best.tolist()[2] == 0
+    wta_loss(logp[torch.arange(3), best], advantage).backward()
     expected = torch.zeros(3, 5)
     expected[0, 1] = -(2.0 - 0.6) / 3
     expected[2, 0] = -(3.0 - 0.8) / 3
@@ -103,9 +105,12 @@ def test_wta_steps_lower_the_loss_on_a_fixed_batch(tmp_path):
     rewards = torch.as_tensor(rewards / ep.scales[:, None], dtype=torch.float32)
     rewards[:, 0] += 0.5  # make sure every instance has a winner with a positive advantage
     losses = []
+    best, advantage = winners(rewards)
+    rows = torch.arange(cfg.batch)
     for _ in range(15):
-        _, logp = trainer.model(feats, batch, allowed, latent, cfg.remove, actions=actions)
-        loss, _ = wta_loss(logp, rewards)
+        _, logp = trainer.model(feats, batch, allowed, latent[rows, best][:, None], cfg.remove,
+                                actions=actions[rows, best][:, None])
+        loss = wta_loss(logp.squeeze(1), advantage)
         trainer.optimizer.zero_grad()
         loss.backward()
         trainer.optimizer.step()
@@ -135,3 +140,13 @@ def test_tiny_run_logs_checkpoints_and_resumes(tmp_path):
     assert torch.load(run / "last.pt", weights_only=True)["step"] == 9
     best = torch.load(run / "best.pt", weights_only=True)
     assert best["kind"] == "nds" and best["meta"]["problem"] == "cvrp"
+
+
+def test_rewards_clipped_and_signed():
+    current = np.array([10.0, 5.0])
+    costs = np.array([[9.0, 11.0, np.inf], [np.inf, np.inf, np.inf]])
+    np.testing.assert_allclose(rollout_rewards(current, costs, "clipped"),
+                               [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    # signed: worse rollouts are penalised, an infeasible one scores as the worst feasible one
+    np.testing.assert_allclose(rollout_rewards(current, costs, "delta"),
+                               [[1.0, -1.0, -1.0], [0.0, 0.0, 0.0]])
