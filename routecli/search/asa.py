@@ -75,6 +75,8 @@ class ASAConfig:
 
 @dataclass
 class ASAResult:
+    """Best solution found, its cost, and how the run went."""
+
     solution: Routes
     cost: float
     iterations: int
@@ -110,11 +112,21 @@ def workspace(num_nodes: int) -> tuple[np.ndarray, ...]:
             np.zeros(3 * v, np.int64), np.zeros(v, np.int64))
 
 
+@nb.njit(cache=True, inline="always")
+def _listed(items, count, v) -> bool:  # noqa: ANN001
+    for i in range(count):  # noqa: SIM110 - numba compiles loops, not generators
+        if items[i] == v:
+            return True
+    return False
+
+
 @nb.njit(cache=True)
 def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  # noqa: ANN001
     """Turn ``cand`` (equal to ``cur`` on entry) into ``cur`` with ``removed[:count]`` taken
     out and greedily reinserted; record what changed in ``ws`` for :func:`sync_state`.
-    Returns the candidate's cost (``inf`` if infeasible)."""
+    PCVRP: unserved customers in ``removed``, and unserved near neighbours of the removed
+    ones, are offered for insertion too. Returns the candidate's cost (``inf`` if
+    infeasible)."""
     dist, node_data, capacity, timed, optional, neighbours = problem
     touched, moved, _, _, counts, flags, _, _ = ws
     nodes, times, routes, rstat = cand
@@ -122,7 +134,12 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
     nm = 0
     for i in range(count):
         c = removed[i]
-        if c < 1 or nodes[c, ROUTE] < 0:
+        if c < 1:
+            continue
+        if nodes[c, ROUTE] < 0:  # PCVRP: an unserved customer proposed for insertion
+            if optional and not _listed(moved, nm, c):
+                moved[nm] = c
+                nm += 1
             continue
         r = unlink(dist, nodes, times, routes, c)
         moved[nm] = c
@@ -139,12 +156,7 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
         for i in range(nm):
             for j in range(min(PRIZE_NEIGHBOURS, neighbours.shape[1])):
                 v = neighbours[moved[i], j]
-                if nodes[v, ROUTE] >= 0:
-                    continue
-                dup = False
-                for q in range(nm):
-                    dup = dup or moved[q] == v
-                if not dup and nm < moved.shape[0]:
+                if nodes[v, ROUTE] < 0 and not _listed(moved, nm, v):
                     moved[nm] = v
                     nm += 1
     failed = repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times, routes,
@@ -187,7 +199,7 @@ def iteration(problem, cur, cand, pick, ws, policy, remove, removals, rollouts, 
             count = ruin_random(cur[0], remove, rbuf)
             row = rbuf
         elif policy == POLICY_STRINGS:
-            count = ruin_strings(cur[0], cur[2], neighbours, float(remove), rbuf)
+            count = ruin_strings(cur[0], cur[2], neighbours, float(remove), problem[4], rbuf)
             row = rbuf
         else:
             row = removals[m]
@@ -265,7 +277,7 @@ def mean_edge(problem: SearchProblem, state: SearchState) -> float:
 def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed: int = 0,
           initial: Routes | None = None,
           progress: Callable[[float, float], None] | None = None) -> ASAResult:
-    """Run ASA from ``initial`` (greedy insertion when None) and return the best solution.
+    """Run ASA from ``initial`` (:func:`initial_solution` when None); return the best found.
 
     ``progress(seconds, best_cost)`` is called whenever the best cost improves.
     """

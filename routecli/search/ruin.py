@@ -35,7 +35,8 @@ PRESERVE_GROWTH = 0.5  # a split string's preserved block grows by one with this
 class RemovalPolicy(Protocol):
     """Proposes customers to remove from the current solution, several rollouts at once.
 
-    ``propose`` returns ``[rollouts, K]`` int64 customer ids (1..N), each row padded with -1;
+    ``propose`` returns ``[rollouts, K]`` int64 customer ids (1..N), each row padded with -1
+    (PCVRP: an unserved customer in a row is offered for insertion instead);
     ``K`` may differ from ``k``, which is the policy's removal budget (exact for random and
     learned policies, the mean for string removal). ``kernel`` is the id of an equivalent
     numba kernel the engine may run in its compiled loop, or None (a torch policy) to make
@@ -112,20 +113,23 @@ def _cut(nodes, v, start, length, keep_from, keep_len, out, count) -> int:  # no
 
 
 @nb.njit(cache=True)
-def ruin_strings(nodes, routes, neighbours, mean_removed, out) -> int:  # noqa: ANN001
-    """SISR-style adjacent string removal around a random seed; return the count in ``out``."""
+def ruin_strings(nodes, routes, neighbours, mean_removed, unserved, out) -> int:  # noqa: ANN001
+    """SISR-style adjacent string removal around a random seed; return the count in ``out``.
+
+    With ``unserved`` (PCVRP) the seed may be any customer and the unserved customers met on
+    the walk through its neighbours are listed too, as candidates for insertion."""
     served = 0
     num_routes = 0
     for r in range(routes.shape[0]):
         if routes[r, SIZE] > 0:
             served += routes[r, SIZE]
             num_routes += 1
-    if served == 0:
+    if served == 0 and not unserved:
         return 0
-    max_len = min(float(MAX_STRING), served / num_routes)
+    max_len = min(float(MAX_STRING), served / max(num_routes, 1)) if served else 1.0
     max_strings = 4.0 * mean_removed / (1.0 + max_len) - 1.0
     strings = int(np.random.uniform(1.0, max_strings + 1.0))
-    seed = random_served(nodes)
+    seed = 1 + np.random.randint(nodes.shape[0] - 1) if unserved else random_served(nodes)
     ruined = np.empty(strings, np.int64)
     done = 0
     count = 0
@@ -135,6 +139,9 @@ def ruin_strings(nodes, routes, neighbours, mean_removed, out) -> int:  # noqa: 
         v = seed if i < 0 else neighbours[seed, i]
         t = nodes[v, ROUTE]
         if t < 0:
+            if unserved:
+                out[count] = v
+                count += 1
             continue
         seen = False
         for j in range(done):
@@ -188,7 +195,8 @@ class StringRemoval:
         buf = np.empty(problem.num_nodes, np.int64)
         rows = []
         for _ in range(rollouts):
-            count = ruin_strings(state.nodes, state.routes, problem.neighbours, float(k), buf)
+            count = ruin_strings(state.nodes, state.routes, problem.neighbours, float(k),
+                                 problem.optional, buf)
             rows.append(buf[:count].copy())
         width = max(1, max(len(r) for r in rows))
         out = np.full((rollouts, width), -1, np.int64)

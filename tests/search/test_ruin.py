@@ -48,7 +48,7 @@ def test_string_removal_cuts_few_short_strings(search: SearchProblem) -> None:
     seed_kernels(1)
     counts = []
     for _ in range(300):
-        count = ruin_strings(state.nodes, state.routes, search.neighbours, 10.0, buf)
+        count = ruin_strings(state.nodes, state.routes, search.neighbours, 10.0, False, buf)
         out = buf[:count]
         assert count >= 1 and len(np.unique(out)) == count
         routes = state.nodes[out, ROUTE]
@@ -69,7 +69,7 @@ def test_strings_start_near_each_other(search: SearchProblem) -> None:
     spread_strings, spread_random = [], []
     xy = search.instance.coords
     for _ in range(200):
-        out = buf[: ruin_strings(state.nodes, state.routes, search.neighbours, 10.0, buf)]
+        out = buf[: ruin_strings(state.nodes, state.routes, search.neighbours, 10.0, False, buf)]
         spread_strings.append(xy[out].std(axis=0).sum())
         out = buf[: ruin_random(state.nodes, len(out), buf)]
         spread_random.append(xy[out].std(axis=0).sum())
