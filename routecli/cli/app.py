@@ -9,7 +9,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from routecli import __version__
-from routecli.cli import analyze, bench, generate, info, plot, probe, solve, train
+from routecli.cli import analyze, bench, generate, info, plot, plot_solution, probe, solve, train
 from routecli.cli.common import err_console
 from routecli.errors import RoutecliError
 
@@ -29,6 +29,7 @@ app.command("bench")(bench.bench)
 app.command("train")(train.train)
 app.add_typer(analyze.app, name="analyze")
 app.command("probe")(probe.probe)
+plot.app.command("solution")(plot_solution.solution)
 app.add_typer(plot.app, name="plot")
 
 
