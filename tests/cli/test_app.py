@@ -96,3 +96,16 @@ def test_bench_writes_csv_report_and_resumes(data_dir, tmp_path, capsys):
     assert main(argv) == 0
     assert len((out / "results.csv").read_text().splitlines()) == 3  # header + 2, not rerun
     assert "solved 1/1" in capsys.readouterr().out
+
+
+def test_plot_solution_writes_png_and_rejects_infeasible(data_dir, tmp_path, capsys):
+    png = tmp_path / "tiny.png"
+    assert main(["plot", "solution", str(data_dir / "tiny.vrp"), str(data_dir / "tiny.sol"),
+                 "-o", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    bad = tmp_path / "bad.sol"
+    bad.write_text("Route #1: 1 2 3 4 5\nCost 1\n")
+    assert main(["plot", "solution", str(data_dir / "tiny.vrp"), str(bad),
+                 "-o", str(tmp_path / "bad.png")]) == 2
+    assert "over capacity" in capsys.readouterr().err
+    assert not (tmp_path / "bad.png").exists()
