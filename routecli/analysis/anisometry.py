@@ -6,7 +6,10 @@ lengths ``e_1 .. e_L`` and cumulative distances ``d_0 = 0 .. d_L``:
 - ``cv``: coefficient of variation of the edge lengths, ``std(e) / mean(e)`` (population std);
 - ``max_min``: ``max(e) / min(e)`` (routes with a zero-length edge are left out of its mean);
 - ``mad``: the median absolute deviation ``median(|r - median(r)|)`` of the residuals ``r`` of
-  the least-squares line ``d_i ~ a + b i`` over ``i = 0..L``, in units of ``mean(e)``.
+  the least-squares line ``d_i ~ a + b i``, in units of ``mean(e)``. The fit runs over the
+  departure from the depot and the customers, ``i = 0..L-1``; the return to the depot
+  (``i = L``) is left out unless ``include_return``. The paper does not say which; leaving the
+  return out reproduces its CVRP-100 value (0.37 vs 0.37; with the return: 0.48).
 
 A solution's routes are pooled over all instances and each statistic is averaged over routes
 (``summary`` also gives medians). Euclidean distances of the instance coordinates are used.
@@ -46,7 +49,8 @@ def closed_paths(instances: Sequence, solutions: Sequence[Routes | Tour]) -> lis
     return paths
 
 
-def route_statistics(paths: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+def route_statistics(paths: Sequence[np.ndarray], include_return: bool = False
+                     ) -> dict[str, np.ndarray]:
     """Per-route ``cv``, ``max_min`` and ``mad`` (see module docstring). Each ``[R]``."""
     count = len(paths)
     width = max(len(p) for p in paths)
@@ -63,7 +67,9 @@ def route_statistics(paths: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         max_min = np.where(lo > 0, np.nanmax(edges, axis=1) / lo, np.nan)
     cum = np.concatenate([np.zeros((count, 1)), np.cumsum(np.nan_to_num(edges), axis=1)], 1)
     index = np.arange(width, dtype=np.float64)[None].repeat(count, 0)
-    on = np.concatenate([np.ones((count, 1), bool), valid], 1)
+    on = np.concatenate([np.ones((count, 1), bool), valid], 1)  # positions 0..L
+    if not include_return:
+        on[np.arange(count), num_edges] = False
     cum, index = np.where(on, cum, np.nan), np.where(on, index, np.nan)
     i_bar = np.nanmean(index, axis=1, keepdims=True)
     d_bar = np.nanmean(cum, axis=1, keepdims=True)
@@ -75,10 +81,11 @@ def route_statistics(paths: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
     return {"cv": cv, "max_min": max_min, "mad": mad}
 
 
-def anisometry(instances: Sequence, solutions: Sequence[Routes | Tour]) -> dict[str, float]:
+def anisometry(instances: Sequence, solutions: Sequence[Routes | Tour],
+               include_return: bool = False) -> dict[str, float]:
     """Table 1 statistics of the solutions: route count, and the mean and median over routes
     of ``cv``, ``max_min`` and ``mad``."""
-    stats = route_statistics(closed_paths(instances, solutions))
+    stats = route_statistics(closed_paths(instances, solutions), include_return)
     out: dict[str, float] = {"routes": float(len(stats["cv"]))}
     for key in STATS:
         out[key] = float(np.nanmean(stats[key]))

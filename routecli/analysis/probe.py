@@ -32,6 +32,7 @@ Learnable encodings are probed as initialised (seeded); the statistic is Spearma
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,9 +124,11 @@ def targets(batch: RouteBatch, route: PairSample, anyp: PairSample) -> dict[str,
 
 
 @torch.no_grad()
-def pe_distances(pe: PositionalEncoding, batch: RouteBatch, pairs: PairSample) -> np.ndarray:
-    """PE-induced distance of each pair (see module docstring). ``[P]``."""
-    out = pe(batch)
+def pe_distances(pe: PositionalEncoding, batch: RouteBatch, pairs: PairSample,
+                 out: torch.Tensor | None = None) -> np.ndarray:
+    """PE-induced distance of each pair (see module docstring); ``out`` is ``pe(batch)`` if
+    already computed. ``[P]``."""
+    out = pe(batch) if out is None else out
     r, u, v = pairs.row, pairs.u, pairs.v
     if pe.kind == "bias":
         sym = -(out[r, :, u, v] + out[r, :, v, u]) / 2  # [P, H|1]
@@ -152,9 +155,11 @@ def _ratio(inter: float, intra: float) -> float:
 
 def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, dim: int = 128,
           num_heads: int = 8, seed: int = 0, chunk: int = 100,
-          pe_options: dict[str, dict] | None = None) -> dict[str, dict[str, float]]:
+          pe_options: dict[str, dict] | None = None,
+          on_done: Callable[[str], None] | None = None) -> dict[str, dict[str, float]]:
     """Spearman correlation of each named PE's pair distances with D1, D2, D3, plus
-    ``d3_ratio``. Solutions are processed ``chunk`` rows at a time to bound memory."""
+    ``d3_ratio``. Solutions are processed ``chunk`` rows at a time to bound memory; ``on_done``
+    is called with each name when it is finished (progress bars)."""
     generator = torch.Generator().manual_seed(seed)
     samples = []
     for start in range(0, batch.batch_size, chunk):
@@ -169,8 +174,13 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
         rotary_dim = dim // num_heads
         pe = get_pe(name, rotary_dim if name == "rope" else dim, num_heads=num_heads,
                     **(pe_options or {}).get(name, {})).eval()
-        on_route = np.concatenate([pe_distances(pe, part, rp) for part, rp, _, _ in samples])
-        on_any = np.concatenate([pe_distances(pe, part, ap) for part, _, ap, _ in samples])
+        on_route, on_any = [], []
+        for part, rp, ap, _ in samples:
+            with torch.no_grad():
+                out = pe(part)
+            on_route.append(pe_distances(pe, part, rp, out))
+            on_any.append(pe_distances(pe, part, ap, out))
+        on_route, on_any = np.concatenate(on_route), np.concatenate(on_any)
         inter = goal["D3"] > 0
         intra_mean = on_any[~inter].mean() if (~inter).any() else float("nan")
         inter_mean = on_any[inter].mean() if inter.any() else float("nan")
@@ -182,4 +192,6 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
             # inf when intra-route pairs coincide (per-route encodings)
             "d3_ratio": _ratio(inter_mean, intra_mean) if on_any.min() >= 0 else float("nan"),
         }
+        if on_done is not None:
+            on_done(name)
     return results

@@ -115,6 +115,9 @@ def anisometry(
     seed: int = typer.Option(0, "--seed", help=SEED_HELP),
     time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
     jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
+    include_return: bool = typer.Option(False, "--include-return", help="Fit d_i against i "
+                                        "over the whole closed route, the return to the depot "
+                                        "included (default: departure and customers only)."),
     out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
 ) -> None:
     """Table 1: per route, the CV of consecutive edge lengths, the max/min edge ratio, and the
@@ -125,7 +128,7 @@ def anisometry(
     check_positive("--time-limit", time_limit)
     rows = []
     for name in names:
-        stats = measure_anisometry(*load(name, num, seed, time_limit, jobs))
+        stats = measure_anisometry(*load(name, num, seed, time_limit, jobs), include_return)
         paper = PAPER_TABLE1.get(name, (None, None, None))
         rows.append({"set": name, "instances": num, "routes": int(stats["routes"]),
                      "cv": stats["cv"], "cv_paper": paper[0],
@@ -142,7 +145,8 @@ def anisometry(
                       fmt(r["mad_paper"], 2))
     console.print(table)
     console.print(f"[dim]{command_line()}[/dim]")
-    write_rows(out, rows, {"command": command_line(), "seed": seed})
+    write_rows(out, rows, {"command": command_line(), "seed": seed,
+                           "include_return": include_return})
 
 
 @app.command()

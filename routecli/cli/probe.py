@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import torch
 import typer
 from rich.progress import Progress
 from rich.table import Table
@@ -30,6 +31,7 @@ from routecli.cli.analyze import (
 from routecli.cli.common import console
 from routecli.errors import OptionError
 from routecli.pe import PE_REGISTRY, RouteBatch
+from routecli.pe.routing import AMPLITUDES, SCHEDULES, HierarchicalPE, InRoutePE
 
 PROBE_HELP = """Spearman correlation between PE-induced pairwise distances and the desiderata
 targets, on PyVRP reference solutions (PE paper Table 3). Pairs: per solution, --pairs
@@ -68,6 +70,14 @@ def probe(
                              "learnable PE initialisation."),
     time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
     jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
+    ipe_schedule: str = typer.Option("integer", "--ipe-schedule", help="IPE frequencies: "
+                                     "integer harmonics, or the paper's geometric formula "
+                                     "10000^(-2k/D) (breaks circularity; for comparison)."),
+    ipe_amplitude: str = typer.Option(None, "--ipe-amplitude", help="IPE channel scale: "
+                                      "harmonic (1/k, default with integer harmonics) or flat."),
+    threads: int = typer.Option(1, "--threads", min=1, help="Torch threads. The probe is many "
+                                "small batched operations; one thread avoids the large slowdown "
+                                "of oversubscribed cores when other jobs share them."),
     out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
 ) -> None:
     names = resolve_names(pe)
@@ -76,15 +86,26 @@ def probe(
     check_positive("--time-limit", time_limit)
     if dim % 2 or (dim // heads) % 2:
         raise OptionError(f"--dim must be even and --dim / --heads even (RoPE), got {dim}/{heads}")
+    if ipe_schedule not in SCHEDULES:
+        raise OptionError(f"--ipe-schedule must be one of {', '.join(SCHEDULES)}")
+    if ipe_amplitude not in (None, *AMPLITUDES):
+        raise OptionError(f"--ipe-amplitude must be one of {', '.join(AMPLITUDES)}")
+    if ipe_schedule == "geometric" and ipe_amplitude == "harmonic":
+        raise OptionError("--ipe-amplitude harmonic needs --ipe-schedule integer")
+    ipe = {"schedule": ipe_schedule, "amplitude": ipe_amplitude}
+    options = {n: ipe for n in names if PE_REGISTRY[n].build.func in (InRoutePE, HierarchicalPE)}
     instances, solutions = load(name, num, seed, time_limit, jobs)
     batch = RouteBatch.from_solutions(instances, solutions)
-    results = {}
     start = time.time()
-    with Progress(disable=not sys.stderr.isatty(), transient=True) as bar:
-        task = bar.add_task("probing", total=len(names))
-        for n in names:
-            results.update(run_probe(batch, [n], pairs, dim=dim, num_heads=heads, seed=seed))
-            bar.advance(task)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with Progress(disable=not sys.stderr.isatty(), transient=True) as bar:
+            task = bar.add_task("probing", total=len(names))
+            results = run_probe(batch, names, pairs, dim=dim, num_heads=heads, seed=seed,
+                                pe_options=options, on_done=lambda _: bar.advance(task))
+    finally:
+        torch.set_num_threads(previous_threads)
     table = Table(title=f"PE probe on {name}: Spearman rho (ours | PE paper Table 3)")
     for col in ("encoding", "kind", "D1", "paper", "D2", "paper", "D3", "paper", "ratio"):
         table.add_column(col, justify="left" if col in ("encoding", "kind") else "right")
@@ -102,7 +123,8 @@ def probe(
     console.print(f"[dim]{len(batch.node)} solutions, {pairs} pairs each per target set, "
                   f"{time.time() - start:.0f} s; {command_line()}[/dim]")
     write_rows(out, rows, {"command": command_line(), "seed": seed, "set": name, "num": num,
-                           "pairs_per_solution": pairs, "dim": dim, "heads": heads})
+                           "pairs_per_solution": pairs, "dim": dim, "heads": heads,
+                           "ipe_schedule": ipe_schedule, "ipe_amplitude": ipe_amplitude})
 
 
 probe.__doc__ = PROBE_HELP

@@ -48,6 +48,8 @@ def test_entropy_reports_each_k_and_the_grid_mean_and_minimum(tmp_path, capsys):
     (["analyze", "entropy", "--time-limit", "0"], "--time-limit must be positive"),
     (["probe", "--pe", "sin,posenc"], "unknown positional encoding 'posenc'"),
     (["probe", "--dim", "12", "--heads", "4"], "--dim / --heads even"),
+    (["probe", "--ipe-schedule", "log"], "--ipe-schedule must be one of"),
+    (["probe", "--ipe-schedule", "geometric", "--ipe-amplitude", "harmonic"], "needs"),
     (["plot", "pe", "--plots", "contour"], "unknown plot 'contour'"),
     (["plot", "pe", "--pe", "alibi", "--plots", "pca"], "need a node encoding"),
 ])

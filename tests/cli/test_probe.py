@@ -21,3 +21,15 @@ def test_probe_writes_one_row_per_encoding_with_the_paper_values(tmp_path, capsy
     assert rows["nope"]["D1"] is None  # undefined for a constant encoding
     assert -1 <= rows["sin"]["D1"] <= 1 and rows["alibi"]["D3"] == rows["alibi"]["D3"]
     assert data["pairs_per_solution"] == 200 and data["set"] == "cvrp-100"
+
+
+def test_probe_can_use_the_papers_geometric_ipe_schedule(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    results = {}
+    for schedule in ("integer", "geometric"):
+        out = tmp_path / f"{schedule}.json"
+        assert main(["probe", "--pe", "ipe_inv", "--num", "2", "--pairs", "300", "--time-limit",
+                     "0.05", "--jobs", "1", "--dim", "32", "--ipe-schedule", schedule,
+                     "--out", str(out)]) == 0
+        results[schedule] = json.loads(out.read_text())["rows"][0]["D1"]
+    assert results["integer"] != results["geometric"]
