@@ -38,6 +38,7 @@ from torch import nn
 from routecli.pe.batch import RouteBatch
 from routecli.pe.encoder import PEEncoder
 from routecli.pe.registry import get_pe
+from routecli.search.ruin import augment8
 from routecli.search.state import (
     DEMAND,
     DUE,
@@ -277,15 +278,13 @@ class LearnedRemoval:
     def __init__(self, model: NDSPolicy, augment: bool = True):
         self.model = model.eval()
         self.augment = augment
-        self._images: tuple[int, np.ndarray] | None = None
+        self._images: tuple[SearchProblem, np.ndarray] | None = None
 
     def images(self, problem: SearchProblem) -> np.ndarray:
-        from routecli.search.ruin import augment8
-
-        key = id(problem)
-        if self._images is None or self._images[0] != key:
+        """The coordinate copies the policy reads (cached per problem). ``[A, V, 2]``."""
+        if self._images is None or self._images[0] is not problem:  # holding it keeps ids unique
             unit = problem.unit_coords
-            self._images = (key, augment8(unit) if self.augment else unit[None])
+            self._images = (problem, augment8(unit) if self.augment else unit[None])
         return self._images[1]
 
     @torch.inference_mode()

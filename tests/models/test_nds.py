@@ -195,3 +195,12 @@ def test_features_are_unit_free():
         p = SearchProblem.from_instance(batch_instances("vrptw", data)[0])
         feats.append(node_features(p, initial_solution(p), p.unit_coords[None]))
     torch.testing.assert_close(feats[0], feats[1], atol=1e-5, rtol=1e-4)
+
+
+def test_policy_reads_the_current_problem_not_a_cached_one():
+    policy = LearnedRemoval(small_policy())
+    first, _ = search_problem("cvrp", n=20, seed=1)
+    np.testing.assert_array_equal(policy.images(first), augment8(first.unit_coords))
+    second, _ = search_problem("cvrp", n=20, seed=2)
+    np.testing.assert_array_equal(policy.images(second), augment8(second.unit_coords))
+    assert LearnedRemoval(small_policy(), augment=False).images(second).shape == (1, 21, 2)

@@ -1,0 +1,235 @@
+"""Neural deconstruction search (``--model nds``) vs its random-removal control vs PyVRP.
+
+Two tables, every solver under the same wall-clock limit per instance, every solution
+validated by :func:`routecli.solvers.run`:
+
+1. CVRPLIB X (PE paper Appendix K, Table 9): gap to the best-known value, average over the
+   chosen instances, next to the paper's averages over all 84 X instances (NDS 4.11%,
+   NDS + IPE+XPE 2.83%, 60 s on an A100).
+2. Synthetic CVRP / VRPTW / PCVRP (Appendix F generators, ``capacity=None`` = the paper's
+   capacity rule; Table 5's shape): objective, gap to PyVRP-HGS run for the same time on the
+   same instance, and time, next to the paper's Table 5 rows for N = 500. routecli's PCVRP
+   cost is route length minus collected prizes; the table adds the instance's total prize
+   (``offset``) to report the paper's form, route length plus uncollected prizes, and takes
+   the gap on that.
+
+``learned`` is NDS with the shipped checkpoint (``checkpoints/nds-<problem>.pt``), ``random`` the
+same search (same rollouts per iteration, same removal count) with uniformly random removals,
+``hgs`` PyVRP. Rows go to a CSV as they come (a rerun skips finished rows).
+
+    .venv/bin/python benchmarks/bench_nds.py --part x --subset all --time-limit 60
+    .venv/bin/python benchmarks/bench_nds.py --part synthetic --instances 16 --time-limit 60
+
+``--subset`` (X) is ``all``, ``spread:K`` (K instances evenly spaced over the size-sorted
+set) or a comma-separated list of names; ``--instances`` (synthetic) is the number of seeded
+instances per problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+from pathlib import Path
+
+from routecli import generate
+from routecli.generate import batch_instances
+from routecli.io import read_instance
+from routecli.solvers import SolveOptions, make_solver, run
+
+DATA = Path(os.environ.get("ROUTECLI_DATA", "/work/shared/benchdata"))
+CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
+FIELDS = ["part", "instance", "problem", "n", "solver", "seed", "time_limit", "cost", "ref",
+          "gap", "seconds", "feasible", "offset"]
+PAPER_X = {"NDS (paper, all 84 X)": 4.110, "NDS + IPE+XPE (paper, all 84 X)": 2.828}
+# Table 5, N = 500: (objective, gap to the HGS reference in %), 60 s per instance.
+PAPER_TABLE5 = {
+    "cvrp": {"HGS (paper)": (36.66, 0.0), "NDS (paper)": (36.57, -0.20),
+             "NDS + IPE+XPE (paper)": (36.54, -0.30)},
+    "vrptw": {"PyVRP-HGS (paper)": (49.01, 0.0), "NDS (paper)": (47.94, -2.17),
+              "NDS + IPE+XPE (paper)": (47.90, -2.27)},
+    "pcvrp": {"PyVRP-HGS (paper)": (44.97, 0.0), "NDS (paper)": (43.12, -4.12),
+              "NDS + IPE+XPE (paper)": (43.13, -4.09)},
+}
+
+
+def pick(files: list[Path], subset: str) -> list[Path]:
+    by_size = sorted(files, key=lambda f: int(f.stem.split("-")[1][1:]))
+    if subset == "all":
+        return by_size
+    if subset.startswith("spread:"):
+        k = int(subset.split(":")[1])
+        step = (len(by_size) - 1) / max(k - 1, 1)
+        return [by_size[round(i * step)] for i in range(k)]
+    names = set(subset.split(","))
+    return [f for f in by_size if f.stem in names]
+
+
+def solver_for(name: str, pe: str | None):  # noqa: ANN201 - a routecli Solver
+    if name == "hgs":
+        return make_solver("hgs")
+    return make_solver("nds", SolveOptions(policy=name, pe=pe))
+
+
+def load_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with open(path) as fh:
+        return list(csv.DictReader(fh))
+
+
+class Recorder:
+    """Appends result rows to a CSV and remembers the finished ones."""
+
+    def __init__(self, path: Path, time_limit: float, seed: int):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.rows = [r for r in load_rows(path)
+                     if float(r["time_limit"]) == time_limit and int(r["seed"]) == seed]
+        self.done = {(r["part"], r["instance"], r["solver"]) for r in self.rows}
+        fresh = not path.exists()
+        self.fh = open(path, "a", newline="")  # noqa: SIM115 - kept open for the whole run
+        self.writer = csv.DictWriter(self.fh, FIELDS)
+        if fresh:
+            self.writer.writeheader()
+
+    def add(self, row: dict) -> None:
+        self.writer.writerow(row)
+        self.fh.flush()
+        self.rows.append({k: str(v) for k, v in row.items()})
+        self.done.add((row["part"], row["instance"], row["solver"]))
+
+
+def solve_row(part: str, instance, name: str, args, ref: float | None) -> dict:  # noqa: ANN001
+    result = run(solver_for(name, args.pe), instance, seed=args.seed, time_limit=args.time_limit,
+                 bks=ref)
+    row = {"part": part, "instance": instance.name, "problem": instance.problem,
+           "n": instance.size, "solver": name, "seed": args.seed, "time_limit": args.time_limit,
+           "cost": result.cost, "ref": ref if ref is not None else "",
+           "gap": result.gap if result.gap is not None else "", "seconds": result.seconds,
+           "feasible": result.feasible,
+           "offset": float(instance.prizes.sum()) if instance.problem == "pcvrp" else 0.0}
+    shown = "-" if result.gap is None else f"{result.gap:.3f}%"
+    print(f"{part} {instance.name:>16} {name:>8} cost {result.cost:12.3f} gap {shown} "
+          f"{result.seconds:6.1f}s feasible={result.feasible}", flush=True)
+    return row
+
+
+def x_part(args, rec: Recorder) -> None:  # noqa: ANN001
+    x_dir = DATA / "cvrplib" / "X"
+    if not x_dir.is_dir():
+        print(f"skipping CVRPLIB X: {x_dir} not found")
+        return
+    with open(DATA / "bks.csv") as fh:
+        bks = {r["instance"]: float(r["bks"]) for r in csv.DictReader(fh)}
+    for f in pick(sorted(x_dir.glob("X-*.vrp")), args.subset):
+        instance = read_instance(f)
+        for name in args.solvers:
+            if ("x", instance.name, name) not in rec.done:
+                rec.add(solve_row("x", instance, name, args, bks.get(instance.name)))
+
+
+def synthetic_part(args, rec: Recorder) -> None:  # noqa: ANN001
+    for problem in args.problems:
+        gen = getattr(generate, problem)
+        data = gen(args.instances, args.size, seed=args.data_seed, capacity=None)
+        for instance in batch_instances(problem, data, prefix="bench-"):
+            order = ["hgs"] + [s for s in args.solvers if s != "hgs"]  # the reference first
+            ref = None
+            for name in order:
+                key = ("synthetic", instance.name, name)
+                if key in rec.done:
+                    row = next(r for r in rec.rows if (r["part"], r["instance"], r["solver"])
+                               == key)
+                else:
+                    if name == "learned" and not (CHECKPOINTS / f"nds-{problem}.pt").exists():
+                        continue
+                    row = solve_row("synthetic", instance, name, args, ref)
+                    if name == "hgs":  # the reference of its own instance
+                        row.update(ref=row["cost"], gap=0.0)
+                    rec.add(row)
+                if name == "hgs":
+                    ref = float(row["cost"])
+
+
+def mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else float("nan")
+
+
+def x_table(rows: list[dict], solvers: list[str]) -> str:
+    rows = [r for r in rows if r["part"] == "x" and r["gap"] != ""]
+    names = sorted({r["instance"] for r in rows}, key=lambda s: int(s.split("-")[1][1:]))
+    out = ["| instance | " + " | ".join(f"{s} gap %" for s in solvers) + " |",
+           "|---" * (len(solvers) + 1) + "|"]
+    by = {(r["instance"], r["solver"]): r for r in rows}
+    for name in names:
+        cells = [f"{float(by[name, s]['gap']):.2f}" if (name, s) in by else "-" for s in solvers]
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    complete = [n for n in names if all((n, s) in by for s in solvers)]
+    avg = [f"{mean([float(by[n, s]['gap']) for n in complete]):.2f}" for s in solvers]
+    out.append(f"| **average ({len(complete)} instances)** | " + " | ".join(avg) + " |")
+    for label, value in PAPER_X.items():
+        out.append(f"| {label} | {value:.2f} |" + " |" * (len(solvers) - 1))
+    return "\n".join(out)
+
+
+def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -> str:
+    rows = [r for r in rows if r["part"] == "synthetic"]
+    out = []
+    for problem in problems:
+        mine = [r for r in rows if r["problem"] == problem]
+        if not mine:
+            continue
+        size = mine[0]["n"]
+        out += [f"\n{problem.upper()}-{size} ({len({r['instance'] for r in mine})} instances)",
+                "| method | Obj. | Gap % | Time (s) |", "|---|---|---|---|"]
+        for label, (obj, g) in PAPER_TABLE5[problem].items():
+            out.append(f"| {label} | {obj:.2f} | {g:+.2f} | 60 |")
+        for s in solvers:
+            sel = [r for r in mine if r["solver"] == s and r["feasible"] == "True"]
+            if not sel:
+                continue
+            objs = [float(r["cost"]) + float(r["offset"]) for r in sel]
+            gaps = [100 * (float(r["cost"]) - float(r["ref"])) / (float(r["ref"]) + float(r["offset"]))
+                    for r in sel if r["ref"] != ""]
+            out.append(f"| {s} (ours) | {mean(objs):.2f} | {mean(gaps):+.2f} | "
+                       f"{mean([float(r['seconds']) for r in sel]):.1f} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--part", choices=["x", "synthetic", "both"], default="both")
+    ap.add_argument("--subset", default="all", help="X instances: all, spread:K or names")
+    ap.add_argument("--instances", type=int, default=16, help="synthetic instances per problem")
+    ap.add_argument("--size", type=int, default=500, help="synthetic customers")
+    ap.add_argument("--problems", default="cvrp,vrptw,pcvrp")
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--solvers", default="learned,random,hgs",
+                    help="comma list of learned, random, strings (nds policies), hgs (PyVRP)")
+    ap.add_argument("--pe", default=None, help="positional encoding of the learned policy")
+    ap.add_argument("--seed", type=int, default=0, help="solver seed")
+    ap.add_argument("--data-seed", type=int, default=2026, help="synthetic instance seed")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/nds.csv"))
+    args = ap.parse_args()
+    args.solvers = args.solvers.split(",")
+    args.problems = args.problems.split(",")
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    rec = Recorder(args.out, args.time_limit, args.seed)
+    if args.part in ("x", "both"):
+        x_part(args, rec)
+    if args.part in ("synthetic", "both"):
+        synthetic_part(args, rec)
+    rec.fh.close()
+    print(f"\nCVRPLIB X, {args.time_limit:g} s per instance (gap to BKS, %)")
+    print(x_table(rec.rows, args.solvers))
+    print(f"\nSynthetic, {args.time_limit:g} s per instance (gap to PyVRP-HGS at the same time, %)")
+    print(synthetic_table(rec.rows, args.solvers, args.problems))
+
+
+if __name__ == "__main__":
+    main()
