@@ -39,6 +39,8 @@ def train(
     threads: Annotated[int, typer.Option(help="torch CPU threads (0 = default)")] = 0,
     device: Annotated[str, typer.Option(help="cpu or cuda")] = "cpu",
     seed: Annotated[int, typer.Option(help="data and initialisation seed")] = 0,
+    init: Annotated[str | None, typer.Option(
+        help="start from this checkpoint's weights with a fresh optimizer")] = None,
     resume: Annotated[bool, typer.Option(help="continue from run_dir/last.pt if present")] = False,
 ) -> None:
     """Train MiLoop with reference-free DPO (or REINFORCE) on uniform instances."""
@@ -56,7 +58,7 @@ def train(
         raise typer.BadParameter(str(err), param_hint="--curriculum") from err
     cfg = TrainConfig(problem=problem, run_dir=run_dir or f"runs/miloop-{problem}",
                       curriculum=stages, loss=loss, beta=beta, lr=lr, decay_at=decay_at,
-                      seed=seed, val_size=val_size, val_instances=val_instances,
+                      seed=seed, init=init, val_size=val_size, val_instances=val_instances,
                       val_every=val_every, val_time_limit=val_time_limit,
                       label_time_limit=label_time_limit,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,

@@ -87,6 +87,7 @@ class TrainConfig:
     grad_clip: float = 1.0
     decay_at: float = 0.918  # fraction of all steps where lr is multiplied by 0.1 (101/110)
     seed: int = 0
+    init: str | None = None  # start from this policy's weights (fresh optimizer)
     val_size: int = 100
     val_instances: int = 64
     val_seed: int = 987654
@@ -169,6 +170,8 @@ class Trainer:
         last = self.run_dir / "last.pt"
         if resume and last.exists():
             self.restore(checkpoint.load(last, cfg.device))
+        elif cfg.init:
+            self.model.load_state_dict(checkpoint.load_policy(cfg.init, cfg.device).state_dict())
         if self.world > 1:
             for p in self.model.parameters():
                 dist.broadcast(p.data, 0)
