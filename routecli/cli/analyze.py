@@ -120,9 +120,11 @@ def anisometry(
                                         "included (default: departure and customers only)."),
     out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
 ) -> None:
-    """Table 1: per route, the CV of consecutive edge lengths, the max/min edge ratio, and the
-    MAD of the residuals of a linear fit of cumulative distance d_i against the index i (in
-    units of the mean edge length); averaged over all routes of the set."""
+    """Anisometry of reference routes (PE paper Table 1).
+
+    Per route: the CV of consecutive edge lengths, the max/min edge ratio, and the MAD of the
+    residuals of a linear fit of cumulative distance d_i against the index i (in units of the
+    mean edge length); averaged over all routes of the set."""
     names = parse_sets(sets)
     check_out(out)
     check_positive("--time-limit", time_limit)
@@ -161,10 +163,12 @@ def entropy(
     jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
     out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
 ) -> None:
-    """Section 3.1: for each within-route position k = 2..15 (k = 2 is the first customer),
-    the normalised entropy H / log(bins) of the depot-relative polar angles of the customers
-    at position k, pooled over all routes of the set; then the mean and the minimum over the
-    (set, k) grid (paper: 0.992 and 0.953)."""
+    """Angular entropy at each within-route position (PE paper Section 3.1).
+
+    For each within-route position k = 2..15 (k = 2 is the first customer), the normalised
+    entropy H / log(bins) of the depot-relative polar angles of the customers at position k,
+    pooled over all routes of the set; then the mean and the minimum over the (set, k) grid
+    (paper: 0.992 and 0.953)."""
     names = parse_sets(sets)
     check_out(out)
     check_positive("--time-limit", time_limit)

@@ -33,8 +33,9 @@ from routecli.errors import OptionError
 from routecli.pe import PE_REGISTRY, RouteBatch
 from routecli.pe.routing import AMPLITUDES, SCHEDULES, HierarchicalPE, InRoutePE
 
-PROBE_HELP = """Spearman correlation between PE-induced pairwise distances and the desiderata
-targets, on PyVRP reference solutions (PE paper Table 3). Pairs: per solution, --pairs
+PROBE_HELP = """Spearman correlation of PE distances with the desiderata D1-D3 (PE paper Table 3).
+
+Computed on PyVRP reference solutions. Pairs: per solution, --pairs
 same-route customer pairs (uniform over such pairs) for D1/D2 and --pairs pairs of distinct
 customers for D3. Targets (d = travel distance from the depot along the route, d_L = route
 length): D1 = |d_u - d_v|; D2 = min(|d_u - d_v|, d_L - |d_u - d_v|), the cyclic arc distance;
@@ -107,8 +108,8 @@ def probe(
     finally:
         torch.set_num_threads(previous_threads)
     table = Table(title=f"PE probe on {name}: Spearman rho (ours | PE paper Table 3)")
-    for col in ("encoding", "kind", "D1", "paper", "D2", "paper", "D3", "paper", "ratio"):
-        table.add_column(col, justify="left" if col in ("encoding", "kind") else "right")
+    for col in ("pe", "kind", "D1", "paper", "D2", "paper", "D3", "paper", "ratio"):
+        table.add_column(col, justify="left" if col in ("pe", "kind") else "right")
     rows = []
     for n in names:
         r, paper = results[n], PAPER_TABLE3.get(n, (math.nan,) * 3) if name == "cvrp-100" \
@@ -116,7 +117,7 @@ def probe(
         rows.append({"pe": n, "title": PE_REGISTRY[n].title, "kind": PE_REGISTRY[n].kind,
                      "D1": r["D1"], "D1_paper": paper[0], "D2": r["D2"], "D2_paper": paper[1],
                      "D3": r["D3"], "D3_paper": paper[2], "d3_ratio": r["d3_ratio"]})
-        table.add_row(PE_REGISTRY[n].title, PE_REGISTRY[n].kind, fmt(r["D1"]), fmt(paper[0]),
+        table.add_row(n, PE_REGISTRY[n].kind, fmt(r["D1"]), fmt(paper[0]),
                       fmt(r["D2"]), fmt(paper[1]), fmt(r["D3"]), fmt(paper[2]),
                       fmt(r["d3_ratio"], 2))
     console.print(table)
