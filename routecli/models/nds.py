@@ -17,8 +17,12 @@ Top to bottom:
    the CVRP policy cannot tell a route from its reversal.
 3. Decoder (Appendix E, PolyNet style): a GRU cell fed with the embedding of the last removed
    customer yields ``q_m``; a rollout latent ``z in {0,1}^10`` enters through the polynomial
-   head ``q_m += MLP([q_m || z])``; ``logits = C tanh(q_m K^T / sqrt(d))`` (clipping ``C =
-   10``), with the depot, unserved customers, padding and customers already chosen masked.
+   head ``q_m += MLP([q_m || z])``; ``logits = C tanh(u - mean(u))`` with ``u = q_m K^T /
+   sqrt(d)`` (clipping ``C = 10``), with the depot, unserved customers, padding and customers
+   already chosen masked. Centring ``u`` over the selectable nodes changes nothing before the
+   clipping (softmax ignores a common shift) but keeps a common shift from saturating the
+   ``tanh``, where every node would get the same logit and no gradient: without it, WTA
+   training drove the policy into exactly that uniform, gradient-free state.
 
 Default PE (Section 5.2): the direction-invariant IPE+XPE for CVRP, the direction-aware one
 for VRPTW and PCVRP.
@@ -211,8 +215,9 @@ class NDSPolicy(nn.Module):
             hidden = self.gru(x, hidden)  # [A*M, E]
             q = self.query(hidden).view(a, m, e)  # [A, M, E]
             q = q + self.poly(torch.cat([q, latent], dim=-1))  # [A, M, E]
-            logits = torch.einsum("ame,ave->amv", q, keys) / math.sqrt(e)  # [A, M, V]
-            logits = self.config.clip * torch.tanh(logits)
+            scores = torch.einsum("ame,ave->amv", q, keys) / math.sqrt(e)  # [A, M, V]
+            centre = (scores * free).sum(-1, keepdim=True) / free.sum(-1, keepdim=True)
+            logits = self.config.clip * torch.tanh(scores - centre)  # [A, M, V]
             logits = logits.masked_fill(~free, float("-inf"))
             log_probs = torch.log_softmax(logits, dim=-1)  # [A, M, V]
             if actions is None:  # Gumbel-max sampling: much faster than multinomial on a CPU

@@ -361,7 +361,10 @@ class NDSTrainer:
         self.step += 1
         return {"loss": float(loss.detach()), "reward_best": float(rewards.max(1).mean()),
                 "reward_mean": float(rewards.mean()), "improving": float((rewards > 0).mean()),
-                "logp_best": float(winner_logp.detach().mean()), "cost": float(ep.costs.mean())}
+                "logp_best": float(winner_logp.detach().mean()),
+                "logp_uniform": -float(np.log(allowed.sum(1, keepdim=True).numpy()
+                                              - np.arange(steps)).sum(1).mean()),
+                "cost": float(ep.costs.mean())}
 
     def validate(self) -> float:
         problems = validation_problems(self.cfg)
