@@ -9,7 +9,15 @@ import pytest
 
 from routecli.generate import batch_instances, cvrp, pcvrp, vrptw
 from routecli.problems import validate
-from routecli.search.asa import ASAConfig, initial_solution, sa_accept, solve, temperature
+from routecli.search.asa import (
+    T_RATIO,
+    T_START,
+    ASAConfig,
+    initial_solution,
+    sa_accept,
+    solve,
+    temperature,
+)
 from routecli.search.ruin import StringRemoval, make_policy
 from routecli.search.state import SearchProblem, SearchState, total_cost
 
@@ -43,6 +51,12 @@ def test_schedule_is_geometric_between_its_ends() -> None:
     assert temperature(1.0, 100.0, 1.0) == pytest.approx(1.0)
     assert temperature(0.5, 100.0, 1.0) == pytest.approx(10.0)
     assert temperature(2.0, 100.0, 1.0) == pytest.approx(1.0)  # clamped past the budget
+
+
+def test_temperatures_default_per_problem_and_can_be_set() -> None:
+    start, end = ASAConfig().temperatures("pcvrp")
+    assert start == T_START["pcvrp"] and end == pytest.approx(start / T_RATIO)
+    assert ASAConfig(t_start=2.0, t_end=0.5).temperatures("cvrp") == (2.0, 0.5)
 
 
 @pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pcvrp"])
