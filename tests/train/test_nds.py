@@ -7,6 +7,7 @@ import json
 import numpy as np
 import torch
 
+from routecli.models.nds import load_policy
 from routecli.problems import validate
 from routecli.search.asa import workspace
 from routecli.search.repair import BLINK_RATE
@@ -16,6 +17,7 @@ from routecli.train.nds import (
     NDSTrainConfig,
     NDSTrainer,
     commit_rollout,
+    export_policy,
     rollout_rewards,
     score_rollouts,
     winners,
@@ -140,6 +142,13 @@ def test_tiny_run_logs_checkpoints_and_resumes(tmp_path):
     assert torch.load(run / "last.pt", weights_only=True)["step"] == 9
     best = torch.load(run / "best.pt", weights_only=True)
     assert best["kind"] == "nds" and best["meta"]["problem"] == "cvrp"
+
+    card = export_policy(run, tmp_path / "ship" / "nds-cvrp.pt", hardware="test box",
+                         command="pytest")
+    shipped = load_policy(tmp_path / "ship" / "nds-cvrp.pt")
+    assert shipped.config.pe == "ipe_inv_xpe"
+    text = card.read_text()
+    assert "test box" in text and "| step | minutes |" in text and "whole run: 9 steps" in text
 
 
 def test_rewards_clipped_and_signed():
