@@ -23,7 +23,7 @@ def train_nds(
     warmup: Annotated[int, typer.Option(help="iterations per episode without a gradient")] = 10,
     lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 1e-4,
     reward: Annotated[str, typer.Option(
-        help="delta (signed improvement) or clipped (max(0, improvement), Appendix B)")] = "delta",
+        help="clipped (max(0, improvement), Appendix B) or delta (signed improvement)")] = "clipped",
     val_every: Annotated[int, typer.Option(help="validate every N steps")] = 300,
     checkpoint_every: Annotated[float, typer.Option(help="seconds between last.pt writes")] = 120.0,
     threads: Annotated[int, typer.Option(help="torch CPU threads (0 = default)")] = 1,

@@ -10,11 +10,12 @@ the search engine's savings solution. Every iteration of the episode:
 2. repairs every rollout with the search engine's randomised greedy insertion
    (:func:`routecli.search.asa.rollout`) and scores it by its improvement over the current
    solution, divided by the solution's mean edge length so that it is unit-free:
-   ``reward="clipped"`` is Appendix B's ``R_i = max(0, cost(s) - cost(s_i))``;
-   ``reward="delta"`` (the default) keeps the sign, ``R_i = cost(s) - cost(s_i)``, because on
-   CPU budgets under 1% of rollouts improve a good solution, and the clipped reward then
-   gives most instances no gradient at all (an infeasible repair scores as the worst
-   feasible rollout);
+   ``reward="clipped"`` (the default) is Appendix B's ``R_i = max(0, cost(s) - cost(s_i))``;
+   ``reward="delta"`` keeps the sign, ``R_i = cost(s) - cost(s_i)`` (an infeasible repair
+   scores as the worst feasible rollout). The signed reward gives every instance a gradient,
+   but near a local optimum its winner is usually a rollout that changes nothing, and a short
+   CPU run with it learned to propose such harmless removals (validation worse than random);
+   the clipped reward rewards only rollouts that improve;
 3. after ``warmup`` iterations (the savings start is easy to improve, so its rewards carry
    little signal), takes a gradient step on ``-(R_{i*} - mean_i R_i) log pi(s_{i*})``: only
    the best rollout ``i*`` of each instance contributes (winner takes all), so rollouts are
@@ -107,7 +108,7 @@ class NDSTrainConfig:
     t_start: float = 0.3
     t_end: float = 0.01
     grad_clip: float = 1.0
-    reward: str = "delta"
+    reward: str = "clipped"
     val_every: int = 300
     val_instances: int = 4
     val_iterations: int = 40
