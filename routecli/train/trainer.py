@@ -280,8 +280,8 @@ class Trainer:
         window: list[dict[str, float]] = []
         window_start = time.perf_counter()
         bar = ProgressLine(total, enabled=self.progress)
-        if self.rank == 0 and self.step == 0:
-            self.log({"event": "start", "train": cfg.to_dict(), "world": self.world})
+        self.log({"event": "start" if self.step == 0 else "resume", "step": self.step,
+                  "train": cfg.to_dict(), "world": self.world})
         while self.step < total:
             tick = time.perf_counter()
             stats = self.train_step()
