@@ -140,12 +140,31 @@ def pe_distances(pe: PositionalEncoding, batch: RouteBatch, pairs: PairSample,
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho, NaN when either side is constant."""
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
+    """Spearman's rho, NaN when either side is constant or undefined."""
+    if np.isnan(x).any() or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(spearmanr(x, y).statistic)
+
+
+# Reference "distances" that are not encodings: how far pure index order, or the normalised
+# cyclic travel distance that a circular distance-indexed PE can at best express, gets on D1-D3.
+REFERENCES = {
+    "ref_index_gap": "index gap |i - j|",
+    "ref_cyclic_arc": "normalised cyclic arc min(g, 1 - g), g = |d_u - d_v| / d_L",
+}
+
+
+def reference_distance(name: str, batch: RouteBatch, pairs: PairSample) -> np.ndarray:
+    """The reference pair distances of :data:`REFERENCES` (the arc is NaN across routes). ``[P]``."""
+    r, u, v = pairs.row, pairs.u, pairs.v
+    if name == "ref_index_gap":
+        return (batch.pos[r, u] - batch.pos[r, v]).abs().double().numpy()
+    gap = (batch.cum[r, u] - batch.cum[r, v]).abs().double() / batch.total[r, u].double()
+    arc = torch.minimum(gap, 1 - gap)
+    same = batch.route[r, u] == batch.route[r, v]
+    return torch.where(same, arc, torch.full_like(arc, float("nan"))).numpy()
 
 
 def _ratio(inter: float, intra: float) -> float:
@@ -157,9 +176,9 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
           num_heads: int = 8, seed: int = 0, chunk: int = 100,
           pe_options: dict[str, dict] | None = None,
           on_done: Callable[[str], None] | None = None) -> dict[str, dict[str, float]]:
-    """Spearman correlation of each named PE's pair distances with D1, D2, D3, plus
-    ``d3_ratio``. Solutions are processed ``chunk`` rows at a time to bound memory; ``on_done``
-    is called with each name when it is finished (progress bars)."""
+    """Spearman correlation of each named PE's (or :data:`REFERENCES` entry's) pair distances
+    with D1, D2, D3, plus ``d3_ratio``. Solutions are processed ``chunk`` rows at a time to
+    bound memory; ``on_done`` is called with each name when it is finished (progress bars)."""
     generator = torch.Generator().manual_seed(seed)
     samples = []
     for start in range(0, batch.batch_size, chunk):
@@ -170,16 +189,21 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
     goal = {t: np.concatenate([s[3][t] for s in samples]) for t in TARGETS}
     results: dict[str, dict[str, float]] = {}
     for name in names:
-        torch.manual_seed(seed)  # learnable encodings are probed as initialised
-        rotary_dim = dim // num_heads
-        pe = get_pe(name, rotary_dim if name == "rope" else dim, num_heads=num_heads,
-                    **(pe_options or {}).get(name, {})).eval()
         on_route, on_any = [], []
-        for part, rp, ap, _ in samples:
-            with torch.no_grad():
-                out = pe(part)
-            on_route.append(pe_distances(pe, part, rp, out))
-            on_any.append(pe_distances(pe, part, ap, out))
+        if name in REFERENCES:
+            for part, rp, ap, _ in samples:
+                on_route.append(reference_distance(name, part, rp))
+                on_any.append(reference_distance(name, part, ap))
+        else:
+            torch.manual_seed(seed)  # learnable encodings are probed as initialised
+            rotary_dim = dim // num_heads
+            pe = get_pe(name, rotary_dim if name == "rope" else dim, num_heads=num_heads,
+                        **(pe_options or {}).get(name, {})).eval()
+            for part, rp, ap, _ in samples:
+                with torch.no_grad():
+                    out = pe(part)
+                on_route.append(pe_distances(pe, part, rp, out))
+                on_any.append(pe_distances(pe, part, ap, out))
         on_route, on_any = np.concatenate(on_route), np.concatenate(on_any)
         inter = goal["D3"] > 0
         intra_mean = on_any[~inter].mean() if (~inter).any() else float("nan")

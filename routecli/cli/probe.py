@@ -13,7 +13,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from routecli.analysis.probe import PAPER_TABLE3
+from routecli.analysis.probe import PAPER_TABLE3, REFERENCES
 from routecli.analysis.probe import probe as run_probe
 from routecli.cli.analyze import (
     JOBS_HELP,
@@ -76,6 +76,9 @@ def probe(
                                      "10000^(-2k/D) (breaks circularity; for comparison)."),
     ipe_amplitude: str = typer.Option(None, "--ipe-amplitude", help="IPE channel scale: "
                                       "harmonic (1/k, default with integer harmonics) or flat."),
+    references: bool = typer.Option(True, "--references/--no-references", help="Add two "
+                                    "reference rows that are not encodings: the index gap "
+                                    "|i - j| and the normalised cyclic arc."),
     threads: int = typer.Option(1, "--threads", min=1, help="Torch threads. The probe is many "
                                 "small batched operations; one thread avoids the large slowdown "
                                 "of oversubscribed cores when other jobs share them."),
@@ -102,7 +105,8 @@ def probe(
     torch.set_num_threads(threads)
     try:
         with Progress(disable=not sys.stderr.isatty(), transient=True) as bar:
-            task = bar.add_task("probing", total=len(names))
+            task = bar.add_task("probing", total=len(names) + 2 * references)
+            names = names + (list(REFERENCES) if references else [])
             results = run_probe(batch, names, pairs, dim=dim, num_heads=heads, seed=seed,
                                 pe_options=options, on_done=lambda _: bar.advance(task))
     finally:
@@ -112,14 +116,17 @@ def probe(
         table.add_column(col, justify="left" if col in ("pe", "kind") else "right")
     rows = []
     for n in names:
-        r, paper = results[n], PAPER_TABLE3.get(n, (math.nan,) * 3) if name == "cvrp-100" \
-            else (math.nan,) * 3
-        rows.append({"pe": n, "title": PE_REGISTRY[n].title, "kind": PE_REGISTRY[n].kind,
+        r = results[n]
+        paper = PAPER_TABLE3.get(n, (math.nan,) * 3) if name == "cvrp-100" else (math.nan,) * 3
+        title, kind = (REFERENCES[n], "reference") if n in REFERENCES else (
+            PE_REGISTRY[n].title, PE_REGISTRY[n].kind)
+        rows.append({"pe": n, "title": title, "kind": kind,
                      "D1": r["D1"], "D1_paper": paper[0], "D2": r["D2"], "D2_paper": paper[1],
                      "D3": r["D3"], "D3_paper": paper[2], "d3_ratio": r["d3_ratio"]})
-        table.add_row(n, PE_REGISTRY[n].kind, fmt(r["D1"]), fmt(paper[0]),
-                      fmt(r["D2"]), fmt(paper[1]), fmt(r["D3"]), fmt(paper[2]),
-                      fmt(r["d3_ratio"], 2))
+        if n == next(iter(REFERENCES)):
+            table.add_section()
+        table.add_row(n, kind, fmt(r["D1"]), fmt(paper[0]), fmt(r["D2"]), fmt(paper[1]),
+                      fmt(r["D3"]), fmt(paper[2]), fmt(r["d3_ratio"], 2))
     console.print(table)
     console.print(f"[dim]{len(batch.node)} solutions, {pairs} pairs each per target set, "
                   f"{time.time() - start:.0f} s; {command_line()}[/dim]")

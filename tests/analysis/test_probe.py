@@ -93,3 +93,12 @@ def test_probe_d3_ranks_route_separating_encodings_first(batch):
 def test_spearman_is_nan_for_constant_input():
     assert math.isnan(spearman(np.ones(5), np.arange(5.0)))
     assert spearman(np.arange(5.0), np.arange(5.0) ** 3) == pytest.approx(1.0)
+
+
+def test_reference_rows_bound_what_index_and_cyclic_distance_can_reach(batch):
+    result = probe(batch, ["ref_index_gap", "ref_cyclic_arc", "ipe", "cycleformer"],
+                   pairs_per_solution=500, dim=64)
+    # the harmonic direction-aware IPE is a monotone function of the normalised cyclic arc
+    assert result["ipe"]["D2"] == pytest.approx(result["ref_cyclic_arc"]["D2"], abs=1e-3)
+    assert math.isnan(result["ref_cyclic_arc"]["D3"])  # undefined across routes
+    assert result["ref_index_gap"]["D1"] > 0.5

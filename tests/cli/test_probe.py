@@ -16,7 +16,9 @@ def test_probe_writes_one_row_per_encoding_with_the_paper_values(tmp_path, capsy
     assert code == 0 and "0.934" in text  # paper's IPE D1 printed beside ours
     data = json.loads(out.read_text())
     rows = {r["pe"]: r for r in data["rows"]}
-    assert list(rows) == ["ipe_inv", "sin", "alibi", "rope", "nope"]
+    assert list(rows) == ["ipe_inv", "sin", "alibi", "rope", "nope", "ref_index_gap",
+                          "ref_cyclic_arc"]
+    assert rows["ref_index_gap"]["kind"] == "reference"
     assert rows["ipe_inv"]["D1_paper"] == 0.934 and rows["rope"]["kind"] == "rotary"
     assert rows["nope"]["D1"] is None  # undefined for a constant encoding
     assert -1 <= rows["sin"]["D1"] <= 1 and rows["alibi"]["D3"] == rows["alibi"]["D3"]
