@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
+from routecli.errors import InstanceFormatError
 from routecli.problems import Routes
 from routecli.search.construct import savings_solution
 from routecli.search.local_search import local_search
@@ -269,7 +270,7 @@ def initial_solution(problem: SearchProblem) -> SearchState:
     a customer fits nowhere."""
     state = savings_solution(problem)
     if not all(check_route(problem, state, r) for r in np.flatnonzero(state.routes[:, SIZE])):
-        raise ValueError(f"{problem.instance.name}: some customer fits in no route "
+        raise InstanceFormatError(f"{problem.instance.name}: some customer fits in no route "
                          "(demand above capacity or an unreachable time window)")
     local_search(problem.dist, problem.node_data, problem.capacity, problem.timed,
                  problem.neighbours, *state.arrays(), np.arange(1, problem.num_nodes))

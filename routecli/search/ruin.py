@@ -23,6 +23,7 @@ from typing import Protocol
 import numba as nb
 import numpy as np
 
+from routecli.errors import OptionError
 from routecli.search.state import POS, PRED, ROUTE, SIZE, SUCC, SearchProblem, SearchState
 
 POLICY_RANDOM = 0
@@ -211,5 +212,5 @@ POLICIES: dict[str, type] = {"random": RandomRemoval, "strings": StringRemoval}
 def make_policy(name: str) -> RemovalPolicy:
     """A non-neural policy by name (``random`` or ``strings``)."""
     if name not in POLICIES:
-        raise ValueError(f"unknown removal policy {name!r}; choose from {', '.join(POLICIES)}")
+        raise OptionError(f"unknown removal policy {name!r}; choose from {', '.join(POLICIES)}")
     return POLICIES[name]()

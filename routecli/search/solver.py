@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import fields, replace
 
+from routecli.errors import OptionError
 from routecli.problems import Instance, Routes
 from routecli.search.asa import ASAConfig, ASAResult
 from routecli.search.asa import solve as asa_solve
@@ -61,9 +62,12 @@ def config_from_options(options: SolveOptions) -> ASAConfig:
     overrides: dict[str, float | int] = {}
     for key, value in options.extra.items():
         if key not in known or key in ("time_limit",):
-            raise ValueError(f"unknown search setting {key!r}; expected one of "
+            raise OptionError(f"unknown search setting {key!r}; expected one of "
                              f"{', '.join(k for k in known if k != 'time_limit')}")
-        overrides[key] = int(value) if "int" in str(known[key]) else float(value)
+        try:
+            overrides[key] = int(value) if "int" in str(known[key]) else float(value)
+        except ValueError:
+            raise OptionError(f"search setting {key} needs a number, got {value!r}") from None
     return ASAConfig(time_limit=None, **overrides)
 
 

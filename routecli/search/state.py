@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from routecli.errors import OptionError
 from routecli.kernels import knn
 from routecli.problems import CVRPInstance, PCVRPInstance, Routes, VRPTWInstance
 
@@ -33,6 +34,7 @@ EARLY, LATE, CUMLOAD, OUT = 0, 1, 2, 3
 FIRST, LAST, SIZE = 0, 1, 2
 LOAD, LENGTH, PRIZES = 0, 1, 2
 DEMAND, READY, DUE, SERVICE, PRIZE = 0, 1, 2, 3, 4
+MAX_NODES = 10_000  # the dense float64 matrix then takes 800 MB
 # Slack for time-window and capacity comparisons of float sums (validate allows 1e-6).
 EPS = 1e-9
 
@@ -65,9 +67,12 @@ class SearchProblem:
     @classmethod
     def from_instance(cls, instance: RoutingInstance, neighbours: int = 40) -> SearchProblem:
         metric = instance.metric
+        if metric.size > MAX_NODES:
+            raise OptionError(f"{instance.name}: {metric.size} nodes; the search keeps a dense "
+                              f"distance matrix and takes at most {MAX_NODES}")
         dist = np.ascontiguousarray(metric.full_matrix(), dtype=np.float64)
         if not np.array_equal(dist, dist.T):
-            raise ValueError(f"{instance.name}: the search needs symmetric distances")
+            raise OptionError(f"{instance.name}: the search needs symmetric distances")
         v = dist.shape[0]
         data = np.zeros((v, 5))
         data[:, DEMAND] = instance.demands

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from routecli.errors import OptionError
 from routecli.generate import batch_instances, cvrp
 from routecli.problems import CVRPInstance, Metric
 from routecli.search.asa import initial_solution
@@ -90,7 +91,7 @@ def test_propose_returns_padded_rows_of_served_customers(search: SearchProblem,
 
 
 def test_unknown_policy_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown removal policy"):
+    with pytest.raises(OptionError, match="unknown removal policy"):
         make_policy("learned-by-magic")
 
 

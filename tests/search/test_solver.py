@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from routecli.errors import OptionError
 from routecli.generate import batch_instances, cvrp, pcvrp, vrptw
 from routecli.io import read_instance
 from routecli.solvers import REGISTRY, SolveOptions, make_solver, run
@@ -31,12 +32,14 @@ def test_solves_tiny_generated_instances(problem: str, policy: str, polish: bool
 def test_extra_settings_reach_the_search() -> None:
     solver = make_solver("sisr", SolveOptions(extra={"rollouts": "4", "t_start": "2"}))
     assert solver.config.rollouts == 4 and solver.config.t_start == 2.0
-    with pytest.raises(ValueError, match="unknown search setting"):
+    with pytest.raises(OptionError, match="unknown search setting"):
         make_solver("sisr", SolveOptions(extra={"warp": "9"}))
+    with pytest.raises(OptionError, match="needs a number"):
+        make_solver("sisr", SolveOptions(extra={"rollouts": "many"}))
 
 
 def test_unknown_policy_fails_at_make() -> None:
-    with pytest.raises(ValueError, match="unknown removal policy"):
+    with pytest.raises(OptionError, match="unknown removal policy"):
         make_solver("sisr", SolveOptions(policy="nope"))
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from routecli.baselines.construction import NearestNeighbour
+from routecli.errors import InstanceFormatError, OptionError
 from routecli.generate import batch_instances, cvrp, pcvrp, vrptw
 from routecli.problems import CVRPInstance, Metric, Routes
 from routecli.search.state import (
@@ -90,5 +91,23 @@ def test_rounded_metric_is_what_the_search_sees() -> None:
 def test_asymmetric_distances_are_refused() -> None:
     matrix = np.array([[0.0, 1.0], [2.0, 0.0]])
     inst = CVRPInstance("a", Metric("explicit", matrix=matrix), np.array([0, 1]), 5.0)
-    with pytest.raises(ValueError, match="symmetric"):
+    with pytest.raises(OptionError, match="symmetric"):
+        SearchProblem.from_instance(inst)
+
+
+def test_an_impossible_customer_is_reported() -> None:
+    from routecli.search.asa import initial_solution
+
+    coords = np.random.default_rng(0).random((4, 2))
+    inst = CVRPInstance("big", Metric("exact", coords=coords), np.array([0, 1, 9, 1]), 5.0)
+    with pytest.raises(InstanceFormatError, match="fits in no route"):
+        initial_solution(SearchProblem.from_instance(inst))
+
+
+def test_too_many_nodes_for_a_dense_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    import routecli.search.state as state_module
+
+    monkeypatch.setattr(state_module, "MAX_NODES", 10)
+    inst = CVRPInstance("n", Metric("exact", coords=np.zeros((11, 2))), np.ones(11), 5.0)
+    with pytest.raises(OptionError, match="at most 10"):
         SearchProblem.from_instance(inst)
