@@ -129,7 +129,7 @@ def ruin_strings(nodes, routes, neighbours, mean_removed, unserved, out) -> int:
         return 0
     max_len = min(float(MAX_STRING), served / max(num_routes, 1)) if served else 1.0
     max_strings = 4.0 * mean_removed / (1.0 + max_len) - 1.0
-    strings = int(np.random.uniform(1.0, max_strings + 1.0))
+    strings = max(1, int(np.random.uniform(1.0, max(max_strings, 1.0) + 1.0)))
     seed = 1 + np.random.randint(nodes.shape[0] - 1) if unserved else random_served(nodes)
     ruined = np.empty(strings, np.int64)
     done = 0

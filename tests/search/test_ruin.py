@@ -63,6 +63,14 @@ def test_string_removal_cuts_few_short_strings(search: SearchProblem) -> None:
     assert 4 <= np.mean(counts) <= 16
 
 
+def test_a_small_budget_still_removes_something(search: SearchProblem) -> None:
+    state = initial_solution(search)
+    buf = np.empty(search.num_nodes, np.int64)
+    seed_kernels(3)
+    for _ in range(50):
+        assert ruin_strings(state.nodes, state.routes, search.neighbours, 1.0, False, buf) >= 1
+
+
 def test_strings_start_near_each_other(search: SearchProblem) -> None:
     state = initial_solution(search)
     buf = np.empty(search.num_nodes, np.int64)
