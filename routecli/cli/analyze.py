@@ -8,6 +8,7 @@ import json
 import math
 import shlex
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from routecli.analysis.anisometry import anisometry as measure_anisometry
 from routecli.analysis.data import default_time_limit, parse_set, reference_set
 from routecli.analysis.entropy import (
     DEFAULT_BINS,
+    DEFAULT_MIN_COUNT,
     DEFAULT_SETS,
     PAPER_MEAN,
     PAPER_MIN,
@@ -84,16 +86,22 @@ def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
     with open(tmp, "w", newline="") as fh:
-        if out.suffix == ".json":  # NaN (undefined correlation) becomes null
-            clean = [{k: None if isinstance(v, float) and math.isnan(v) else v
-                      for k, v in r.items()} for r in rows]
-            json.dump({**meta, "rows": clean}, fh, indent=2, default=_json_number)
+        if out.suffix == ".json":  # NaN (undefined value) becomes null
+            json.dump(_no_nan({**meta, "rows": rows}), fh, indent=2, default=_json_number)
         else:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows)
     tmp.replace(out)
     console.print(f"wrote {out}")
+
+
+def _no_nan(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _json_number(value: object) -> object:
@@ -157,6 +165,10 @@ def entropy(
                              "sets <problem>-<size>."),
     bins: int = typer.Option(DEFAULT_BINS, "--bins", min=2, help="Angular sectors of the "
                              "histogram (16 = the sectors XPE resolves with K = 4)."),
+    min_count: int = typer.Option(DEFAULT_MIN_COUNT, "--min-count", min=1, help="Leave (set, "
+                                  "k) cells with fewer customers out of the grid mean and "
+                                  "minimum (marked * in the table): small samples bias the "
+                                  "entropy low."),
     num: int = typer.Option(1000, "--num", min=1, help=NUM_HELP),
     seed: int = typer.Option(0, "--seed", help=SEED_HELP),
     time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
@@ -177,24 +189,31 @@ def entropy(
     rows = [{"k": k, **{f"{n}_count": per_set[n][k][0] for n in names},
              **{n: per_set[n][k][1] for n in names}} for k in POSITIONS]
     grid = np.array([[per_set[n][k][1] for n in names] for k in POSITIONS])
-    mean, low = float(np.nanmean(grid)), float(np.nanmin(grid))
+    counts = np.array([[per_set[n][k][0] for n in names] for k in POSITIONS])
+    kept = np.where(counts >= min_count, grid, np.nan)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a set may have no cell kept
+        mean, low = float(np.nanmean(kept)), float(np.nanmin(kept))
+        set_mean, set_min = np.nanmean(kept, 0), np.nanmin(kept, 0)
     rows.append({"k": "mean", **dict.fromkeys(f"{n}_count" for n in names),
-                 **dict(zip(names, np.nanmean(grid, 0).tolist(), strict=True))})
+                 **dict(zip(names, set_mean.tolist(), strict=True))})
     rows.append({"k": "min", **dict.fromkeys(f"{n}_count" for n in names),
-                 **dict(zip(names, np.nanmin(grid, 0).tolist(), strict=True))})
+                 **dict(zip(names, set_min.tolist(), strict=True))})
     table = Table(title=f"Normalised angular entropy at within-route position k ({bins} sectors)")
     table.add_column("k", justify="right")
     for n in names:
         table.add_column(n, justify="right")
-    for k, line in zip(POSITIONS, grid, strict=True):
-        table.add_row(str(k), *(fmt(v) for v in line))
+    for k, line, count in zip(POSITIONS, grid, counts, strict=True):
+        table.add_row(str(k), *(fmt(v) + ("*" if c < min_count else " ")
+                                for v, c in zip(line, count, strict=True)))
     table.add_section()
-    table.add_row("mean", *(fmt(v) for v in np.nanmean(grid, 0)))
-    table.add_row("min", *(fmt(v) for v in np.nanmin(grid, 0)))
+    table.add_row("mean", *(fmt(v) + " " for v in set_mean))
+    table.add_row("min", *(fmt(v) + " " for v in set_min))
     console.print(table)
     console.print(f"grid mean {mean:.3f} (paper {PAPER_MEAN}), grid minimum {low:.3f} "
-                  f"(paper {PAPER_MIN})")
+                  f"(paper {PAPER_MIN}); * = fewer than {min_count} customers, not counted")
     console.print(f"[dim]{command_line()}[/dim]")
     write_rows(out, rows, {"command": command_line(), "seed": seed, "bins": bins,
+                           "min_count": min_count,
                            "mean": mean, "min": low, "paper_mean": PAPER_MEAN,
                            "paper_min": PAPER_MIN})

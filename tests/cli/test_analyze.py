@@ -31,7 +31,7 @@ def test_anisometry_prints_ours_beside_the_paper_and_writes_csv(tmp_path, capsys
 def test_entropy_reports_each_k_and_the_grid_mean_and_minimum(tmp_path, capsys):
     out = tmp_path / "entropy.json"
     code = main(["analyze", "entropy", "--sets", "cvrp-20", "--num", "3", "--time-limit",
-                 "0.05", "--jobs", "1", "--out", str(out)])
+                 "0.05", "--jobs", "1", "--min-count", "1", "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and "paper 0.992" in text and "paper 0.953" in text
     data = json.loads(out.read_text())
@@ -39,6 +39,11 @@ def test_entropy_reports_each_k_and_the_grid_mean_and_minimum(tmp_path, capsys):
     routes = data["rows"][0]["cvrp-20_count"]  # every route has a first customer
     assert routes >= 3 and data["rows"][1]["cvrp-20_count"] <= routes
     assert 0 <= data["min"] <= data["mean"] <= 1
+    # with the default --min-count of 100 no cell of 3 small instances is counted
+    assert main(["analyze", "entropy", "--sets", "cvrp-20", "--num", "3", "--time-limit", "0.05",
+                 "--jobs", "1", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["mean"] is None
+    assert "* = fewer than 100 customers" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, message", [
