@@ -16,9 +16,9 @@ from routecli.problems import Instance, Solution
 
 PROBLEMS = ("cvrp", "vrptw", "pdtsp")
 
-# Seconds of PyVRP per instance and node: 0.5 s for a 100-node instance. At that budget PyVRP
-# lands within about 1% of its 1-second result on CVRP-100 (measured 16.03 at 0.25 s, 15.91 at
-# 1 s over 40 instances), and 1,000 CVRP-100 references take about 5 minutes on 2 cores.
+# Seconds of PyVRP per instance and node: 0.5 s for a 100-node instance. On 40 CVRP-100
+# instances PyVRP averaged 16.03 at 0.25 s and 15.91 at 1 s (0.8% apart), so 0.5 s is within 1%
+# of the 1-second result, and 1,000 CVRP-100 references take about 5 minutes on 2 cores.
 SECONDS_PER_NODE = 0.005
 
 
