@@ -28,7 +28,8 @@ from routecli.analysis.entropy import (
     angular_entropy,
 )
 from routecli.cli.common import console
-from routecli.errors import OptionError
+from routecli.errors import OptionError, RoutecliError
+from routecli.problems import InfeasibleSolutionError
 
 app = typer.Typer(help="Measure the structure of near-optimal routes (PE paper Section 3.1).",
                   no_args_is_help=True)
@@ -71,8 +72,12 @@ def load(name: str, num: int, seed: int, time_limit: float | None, jobs: int):  
     """Instances and reference solutions of set ``name``; one progress bar while solving."""
     limit = default_time_limit(name) if time_limit is None else time_limit
     console.print(f"[dim]{name}: {num} instances, PyVRP {limit:g} s each, {jobs} jobs[/dim]")
-    return reference_set(name, num, seed=seed, time_limit=limit, jobs=jobs,
-                         progress=sys.stderr.isatty())
+    try:
+        return reference_set(name, num, seed=seed, time_limit=limit, jobs=jobs,
+                             progress=sys.stderr.isatty())
+    except InfeasibleSolutionError as exc:
+        raise RoutecliError(f"{name}: a PyVRP reference solution failed validation: {exc}") \
+            from None
 
 
 def command_line() -> str:

@@ -65,3 +65,17 @@ def test_bad_options_give_one_line_and_exit_2(tmp_path, capsys, monkeypatch, arg
     assert code == 2
     assert len(err.splitlines()) == 1 and message in err
     assert not (tmp_path / "x.txt").exists()
+
+
+def test_an_infeasible_reference_is_one_line_not_a_traceback(capsys, monkeypatch):
+    from routecli.cli import analyze
+    from routecli.problems import InfeasibleSolutionError
+
+    def failing(*args, **kwargs):
+        raise InfeasibleSolutionError(["time window of customer 7 violated"])
+
+    monkeypatch.setattr(analyze, "reference_set", failing)
+    assert main(["analyze", "anisometry", "--sets", "vrptw-100", "--num", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: vrptw-100: a PyVRP reference solution failed validation: time window "
+                   "of customer 7 violated")
