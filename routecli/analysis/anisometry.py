@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import stats
 
 from routecli.problems import Routes, Tour
 
@@ -61,7 +62,7 @@ def route_statistics(paths: Sequence[np.ndarray], include_return: bool = False
     valid = ~np.isnan(edges)
     num_edges = valid.sum(1)
     mean = np.nanmean(edges, axis=1)
-    cv = np.nanstd(edges, axis=1) / mean
+    cv = stats.variation(edges, axis=1, nan_policy="omit")
     lo = np.nanmin(edges, axis=1)
     with np.errstate(divide="ignore"):
         max_min = np.where(lo > 0, np.nanmax(edges, axis=1) / lo, np.nan)
@@ -76,7 +77,7 @@ def route_statistics(paths: Sequence[np.ndarray], include_return: bool = False
     slope = (np.nansum((index - i_bar) * (cum - d_bar), axis=1, keepdims=True)
              / np.nansum((index - i_bar) ** 2, axis=1, keepdims=True))
     resid = cum - (d_bar + slope * (index - i_bar))
-    mad = np.nanmedian(np.abs(resid - np.nanmedian(resid, axis=1, keepdims=True)), axis=1) / mean
+    mad = stats.median_abs_deviation(resid, axis=1, nan_policy="omit") / mean
     assert (num_edges >= 2).all()
     return {"cv": cv, "max_min": max_min, "mad": mad}
 

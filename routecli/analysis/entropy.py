@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import stats
 
 from routecli.analysis.anisometry import closed_paths
 from routecli.problems import Routes, Tour
@@ -49,8 +50,7 @@ def normalised_entropy(angles: np.ndarray, bins: int = DEFAULT_BINS) -> float:
     if len(angles) == 0:
         return float("nan")
     counts, _ = np.histogram(angles, bins=bins, range=(-np.pi, np.pi))
-    p = counts[counts > 0] / counts.sum()
-    return max(0.0, float(-(p * np.log(p)).sum() / np.log(bins)))
+    return max(0.0, float(stats.entropy(counts, base=bins)))  # H / log(bins)
 
 
 def angular_entropy(instances: Sequence, solutions: Sequence[Routes | Tour],
