@@ -147,7 +147,7 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
     nm = 0
     for i in range(count):
         c = removed[i]
-        if c < 1:
+        if c < 1 or c >= nodes.shape[0]:  # padding (or a policy's out-of-range id)
             continue
         if nodes[c, ROUTE] < 0:  # PCVRP: an unserved customer proposed for insertion
             if optional and not _listed(moved, nm, c):

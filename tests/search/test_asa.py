@@ -137,3 +137,21 @@ def test_needs_a_budget() -> None:
 def test_empty_state_has_no_cost() -> None:
     search = _search("cvrp", 10)
     assert total_cost(search, SearchState.empty(search.num_nodes)) == 0.0
+
+
+class _Sloppy(StringRemoval):
+    """A policy proposing duplicates and out-of-range ids besides real customers."""
+
+    kernel = None
+
+    def propose(self, problem, state, rng, k, rollouts):  # noqa: ANN001, ANN201
+        rows = super().propose(problem, state, rng, k, rollouts)
+        junk = np.full((rollouts, 3), problem.num_nodes + 5, np.int64)
+        junk[:, 1] = rows[:, 0]
+        return np.concatenate([junk, rows], axis=1)
+
+
+def test_duplicate_and_out_of_range_proposals_are_ignored() -> None:
+    search = _search("cvrp", 30)
+    result = solve(search, _Sloppy(), ASAConfig(time_limit=None, iterations=200, rollouts=2))
+    assert validate(search.instance, result.solution) == []
