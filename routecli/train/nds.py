@@ -28,7 +28,8 @@ ends) makes the run resumable; ``best.pt`` is the shippable policy with the best
 score; ``log.jsonl`` has one line per logged step and per validation.
 Validation: a fixed set of instances, a short ASA run (fixed iterations and rollouts) with the
 learned policy and with uniform random removal under the same budget; the score is the mean
-cost ratio learned / random (below 1 = the policy beats the random control).
+of ``1 + (learned - random) / |random|`` (the cost ratio learned / random when costs are
+positive; below 1 = the policy beats the random control, also for PCVRP's negative costs).
 """
 
 from __future__ import annotations
@@ -373,7 +374,8 @@ class NDSTrainer:
             self.random_val = search_costs(problems, RandomRemoval(), self.cfg).tolist()
         learned = search_costs(problems, LearnedRemoval(self.model), self.cfg)
         self.model.train()
-        ratio = float(np.mean(learned / np.asarray(self.random_val)))
+        random = np.asarray(self.random_val)
+        ratio = float(np.mean(1.0 + (learned - random) / np.abs(random)))  # PCVRP costs are < 0
         self.log({"kind": "val", "step": self.step, "learned": float(learned.mean()),
                   "random": float(np.mean(self.random_val)), "ratio": ratio,
                   "seconds": round(self.seconds, 1)})
