@@ -40,7 +40,11 @@ def problem_data(instance: Instance) -> pyvrp.ProblemData:
     """Translate ``instance`` into PyVRP's data model (location 0 is the depot)."""
     metric = instance.metric  # type: ignore[union-attr]
     scale = _scale(instance)
-    matrix = np.rint(metric.full_matrix() * scale).astype(np.int64)
+    scaled = metric.full_matrix() * scale
+    distances = np.rint(scaled).astype(np.int64)
+    # Times err on the late side (travel and service rounded up, closings down): a schedule
+    # PyVRP finds on time in integers is then on time in the instance's own float units.
+    durations = np.ceil(scaled - 1e-9).astype(np.int64)
     coords = metric.coords if metric.coords is not None else np.zeros((metric.size, 2))
     locations = [pyvrp.Location(float(x), float(y)) for x, y in coords]
     n = metric.size
@@ -76,17 +80,18 @@ def problem_data(instance: Instance) -> pyvrp.ProblemData:
                          required=not optional)
             for i in range(1, n)
         ]
-    return pyvrp.ProblemData(locations, clients, [depot], [vehicle], [matrix], [matrix],
+    return pyvrp.ProblemData(locations, clients, [depot], [vehicle], [distances], [durations],
                              shipments=shipments)
 
 
 def _time_windows(instance: Instance, scale: float):  # noqa: ANN202 - tuple of 3 arrays or None
+    """Integer ``ready``, ``due``, ``service`` (see the rounding note in :func:`problem_data`)."""
     if not isinstance(instance, VRPTWInstance):
         return None
-    # Floor the opening and ceil the closing would loosen windows; round each like distances
-    # so an integral instance is passed through exactly.
-    return tuple(np.rint(np.asarray(a, np.float64) * scale).astype(np.int64)
-                 for a in (instance.ready, instance.due, instance.service))
+    ready = np.ceil(np.asarray(instance.ready, np.float64) * scale - 1e-9).astype(np.int64)
+    due = np.floor(np.asarray(instance.due, np.float64) * scale + 1e-9).astype(np.int64)
+    service = np.ceil(np.asarray(instance.service, np.float64) * scale - 1e-9).astype(np.int64)
+    return ready, due, service
 
 
 def _locations(route: pyvrp.Route, data: pyvrp.ProblemData) -> list[int]:

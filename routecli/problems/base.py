@@ -15,6 +15,9 @@ class InfeasibleSolutionError(ValueError):
         shown = "; ".join(problems[:5]) + (f"; ... ({len(problems)} in all)" if len(problems) > 5 else "")
         super().__init__(shown)
 
+    def __reduce__(self):  # noqa: ANN204 - survive pickling across process pools
+        return (self.__class__, (self.problems,))
+
 
 @dataclass(frozen=True)
 class Tour:

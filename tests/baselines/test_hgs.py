@@ -21,3 +21,10 @@ def test_hgs_on_a_file_with_integer_rounding(data_dir):
     solution = HGS(max_iterations=200).solve(inst)
     # optimum by hand: [3, 2, 5] = 5 + 10 + 8 + 5 and [1, 4] = 5 + 7 + 10 (rounded edges)
     assert validate(inst, solution) == [] and inst.cost(solution) == 50
+
+
+def test_hgs_vrptw_schedules_are_on_time_in_float_units():
+    # PyVRP works in scaled integers; rounding travel times to nearest once let schedules
+    # arrive ~1e-5 late in the instance's own units.
+    for inst in gen.batch_instances("vrptw", gen.vrptw(6, 60, seed=11)):
+        assert validate(inst, HGS(max_iterations=200).solve(inst)) == []

@@ -23,3 +23,10 @@ def test_gap_sign_follows_the_objective_sense():
 def test_error_message_lists_first_problems():
     err = InfeasibleSolutionError([f"p{i}" for i in range(7)])
     assert str(err).endswith("(7 in all)")
+
+
+def test_error_survives_pickling_across_processes():
+    import pickle
+
+    err = pickle.loads(pickle.dumps(InfeasibleSolutionError(["customer 3 missing", "x"])))
+    assert err.problems == ["customer 3 missing", "x"]
