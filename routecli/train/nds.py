@@ -473,8 +473,9 @@ def export_policy(run_dir: str | Path, dest: str | Path, hardware: str, command:
         "## Validation", "",
         f"{train_cfg['val_instances']} fixed instances, ASA with {train_cfg['val_iterations']} "
         f"iterations of {train_cfg['val_rollouts']} rollouts removing {train_cfg['remove']} "
-        "customers; ratio = mean cost with the learned policy / with uniform random removal "
-        "under the same budget (below 1: the policy beats the random control).", "",
+        "customers; ratio = mean over the instances of 1 + (learned - random) / |random|, the "
+        "cost with the learned policy over the cost with uniform random removal under the same "
+        "budget (below 1: the policy beats the random control).", "",
         "| step | minutes | learned | random | ratio |", "|---|---|---|---|---|",
         *[f"| {r['step']} | {r['seconds'] / 60:.0f} | {r['learned']:.4f} | {r['random']:.4f} | "
           f"{r['ratio']:.4f} |" for r in vals], "",
