@@ -45,12 +45,12 @@ FIELDS = ["part", "instance", "problem", "n", "solver", "seed", "time_limit", "c
 PAPER_X = {"NDS (paper, all 84 X)": 4.110, "NDS + IPE+XPE (paper, all 84 X)": 2.828}
 # Table 5, N = 500: (objective, gap to the HGS reference in %), 60 s per instance.
 PAPER_TABLE5 = {
-    "cvrp": {"HGS (paper)": (36.66, 0.0), "NDS (paper)": (36.57, -0.20),
-             "NDS + IPE+XPE (paper)": (36.54, -0.30)},
-    "vrptw": {"PyVRP-HGS (paper)": (49.01, 0.0), "NDS (paper)": (47.94, -2.17),
-              "NDS + IPE+XPE (paper)": (47.90, -2.27)},
-    "pcvrp": {"PyVRP-HGS (paper)": (44.97, 0.0), "NDS (paper)": (43.12, -4.12),
-              "NDS + IPE+XPE (paper)": (43.13, -4.09)},
+    "cvrp": {"HGS (paper, N=500)": (36.66, 0.0), "NDS (paper, N=500)": (36.57, -0.20),
+             "NDS + IPE+XPE (paper, N=500)": (36.54, -0.30)},
+    "vrptw": {"PyVRP-HGS (paper, N=500)": (49.01, 0.0), "NDS (paper, N=500)": (47.94, -2.17),
+              "NDS + IPE+XPE (paper, N=500)": (47.90, -2.27)},
+    "pcvrp": {"PyVRP-HGS (paper, N=500)": (44.97, 0.0), "NDS (paper, N=500)": (43.12, -4.12),
+              "NDS + IPE+XPE (paper, N=500)": (43.13, -4.09)},
 }
 
 
