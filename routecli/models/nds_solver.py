@@ -85,8 +85,9 @@ class NDSSolver:
 
             path = Path(self.options.checkpoint or default_checkpoint(problem, self.options.pe))
             if not path.exists():
+                pe_flag = f" --pe {self.options.pe}" if self.options.pe else ""
                 raise OptionError(f"NDS checkpoint not found: {path} (train one with "
-                                  f"routecli.cli.train_nds --problem {problem})")
+                                  f"python -m routecli.cli.train_nds --problem {problem}{pe_flag})")
             try:
                 model = load_policy(path)
             except (ValueError, RuntimeError, KeyError) as err:
