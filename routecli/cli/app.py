@@ -9,7 +9,18 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from routecli import __version__
-from routecli.cli import analyze, bench, generate, info, plot, plot_solution, probe, solve, train
+from routecli.cli import (
+    analyze,
+    bench,
+    generate,
+    info,
+    plot,
+    plot_solution,
+    probe,
+    solve,
+    train,
+    train_nds,
+)
 from routecli.cli.common import err_console
 from routecli.errors import RoutecliError
 
@@ -27,6 +38,7 @@ app.command("info")(info.info)
 app.command("generate")(generate.generate)
 app.command("bench")(bench.bench)
 app.command("train")(train.train)
+app.command("train-nds")(train_nds.train_nds)
 app.add_typer(analyze.app, name="analyze")
 app.command("probe")(probe.probe)
 plot.app.command("solution")(plot_solution.solution)
