@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/routecli solve data/demo/cvrp-demo-50.vrp --model nn --seed 0
+	$(BIN)/routecli solve data/demo/cvrp-demo-50.vrp --model miloop --seed 0
+	$(BIN)/routecli solve data/demo/cvrp-demo-50.vrp --model miloop --decode multistart --starts 50 --augment --seed 0
 	$(BIN)/routecli solve data/demo/cvrp-demo-50.vrp --model hgs --time-limit 2 --seed 0
 
 test: $(STAMP)
