@@ -34,6 +34,7 @@ import statistics
 from pathlib import Path
 
 from routecli import generate
+from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.generate import batch_instances
 from routecli.io import read_instance
 from routecli.solvers import SolveOptions, make_solver, run
@@ -52,18 +53,6 @@ PAPER_TABLE5 = {
     "pcvrp": {"PyVRP-HGS (paper, N=500)": (44.97, 0.0), "NDS (paper, N=500)": (43.12, -4.12),
               "NDS + IPE+XPE (paper, N=500)": (43.13, -4.09)},
 }
-
-
-def pick(files: list[Path], subset: str) -> list[Path]:
-    by_size = sorted(files, key=lambda f: int(f.stem.split("-")[1][1:]))
-    if subset == "all":
-        return by_size
-    if subset.startswith("spread:"):
-        k = int(subset.split(":")[1])
-        step = (len(by_size) - 1) / max(k - 1, 1)
-        return [by_size[round(i * step)] for i in range(k)]
-    names = set(subset.split(","))
-    return [f for f in by_size if f.stem in names]
 
 
 def solver_for(name: str, pe: str | None):  # noqa: ANN201 - a routecli Solver

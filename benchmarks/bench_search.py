@@ -20,6 +20,7 @@ import os
 import statistics
 from pathlib import Path
 
+from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.io import read_instance
 from routecli.problems import gap
 from routecli.solvers import SolveOptions, make_solver, run
@@ -27,18 +28,6 @@ from routecli.solvers import SolveOptions, make_solver, run
 DATA = Path(os.environ.get("ROUTECLI_DATA", "/work/shared/benchdata"))
 FIELDS = ["instance", "n", "solver", "seed", "time_limit", "cost", "bks", "gap", "seconds",
           "feasible"]
-
-
-def pick(files: list[Path], subset: str) -> list[Path]:
-    by_size = sorted(files, key=lambda f: int(f.stem.split("-")[1][1:]))
-    if subset == "all":
-        return by_size
-    if subset.startswith("spread:"):
-        k = int(subset.split(":")[1])
-        step = (len(by_size) - 1) / max(k - 1, 1)
-        return [by_size[round(i * step)] for i in range(k)]
-    names = set(subset.split(","))
-    return [f for f in by_size if f.stem in names]
 
 
 def solver_for(name: str):  # noqa: ANN201 - a routecli Solver

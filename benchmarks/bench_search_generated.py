@@ -14,14 +14,10 @@ from __future__ import annotations
 import argparse
 import statistics
 
+from bench_search import solver_for  # sibling script: benchmarks/ is on sys.path
+
 from routecli.generate import GENERATORS, batch_instances
-from routecli.solvers import SolveOptions, make_solver, run
-
-
-def solver_for(name: str):  # noqa: ANN201 - a routecli Solver
-    if name == "hgs":
-        return make_solver("hgs")
-    return make_solver("sisr", SolveOptions(policy=name))
+from routecli.solvers import run
 
 
 def main() -> None:

@@ -53,3 +53,17 @@ def resolve(targets: list[str], root: Path | None = None) -> list[Path]:
             raise OptionError(f"{target!r} is neither a set ({known}), a folder nor a file")
     unique: dict[Path, None] = dict.fromkeys(files)
     return list(unique)
+
+
+def pick_cvrplib_x(files: list[Path], subset: str) -> list[Path]:
+    """CVRPLIB X files sorted by size, then ``all``, ``spread:K`` (K spread evenly over the
+    sizes) or a comma list of instance names."""
+    by_size = sorted(files, key=lambda f: int(f.stem.split("-")[1][1:]))
+    if subset == "all":
+        return by_size
+    if subset.startswith("spread:"):
+        k = int(subset.split(":")[1])
+        step = (len(by_size) - 1) / max(k - 1, 1)
+        return [by_size[round(i * step)] for i in range(k)]
+    names = set(subset.split(","))
+    return [f for f in by_size if f.stem in names]

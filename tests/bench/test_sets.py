@@ -22,3 +22,15 @@ def test_unknown_target_and_missing_root(tmp_path, monkeypatch):
         resolve(["nope"])
     with pytest.raises(OptionError, match="needs a data root"):
         resolve(["tsplib"])
+
+
+def test_pick_cvrplib_x_orders_by_size_and_spreads():
+    from pathlib import Path
+
+    from routecli.bench.sets import pick_cvrplib_x
+
+    files = [Path(f"X-n{n}-k5.vrp") for n in (300, 101, 1001, 502, 200)]
+    assert [f.stem for f in pick_cvrplib_x(files, "all")][:2] == ["X-n101-k5", "X-n200-k5"]
+    assert [f.stem for f in pick_cvrplib_x(files, "spread:3")] == ["X-n101-k5", "X-n300-k5",
+                                                                    "X-n1001-k5"]
+    assert [f.stem for f in pick_cvrplib_x(files, "X-n502-k5")] == ["X-n502-k5"]
