@@ -67,10 +67,11 @@ T_RATIO = 30.0
 class ASAConfig:
     """Search budget and annealing settings.
 
-    ``time_limit`` (seconds) and ``iterations`` bound the run, whichever comes first (at least
-    one must be set); ``t_start`` / ``t_end`` are the initial and final temperatures as
-    multiples of the initial solution's mean edge length (None: the problem's entry in
-    :data:`T_START`, and ``t_start / T_RATIO``).
+    ``time_limit`` (seconds) and ``iterations`` bound the run, whichever comes first (at
+    least one must be set; the search always runs at least one iteration); ``t_start`` /
+    ``t_end`` are the initial and final temperatures as multiples of the initial solution's
+    mean edge length (None: the problem's entry in :data:`T_START`, and
+    ``t_start / T_RATIO``).
     """
 
     time_limit: float | None = 10.0
@@ -322,7 +323,13 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
         by_iter = iters / config.iterations if config.iterations else 0.0
         return max(by_time, by_iter)
 
-    while (frac := fraction(done)) < 1.0:
+    # At least one iteration: set-up (start solution, JIT compilation on a cold cache) can
+    # use up a short limit, and a search that never searched is no answer.
+    while True:
+        frac = fraction(done)
+        if frac >= 1.0 and done > 0:
+            break
+        frac = min(frac, 1.0)
         if config.iterations is not None:
             chunk = min(chunk, config.iterations - done)
         tick = time.perf_counter()
