@@ -30,6 +30,7 @@ class SolveOptions:
     policy: str | None = None  # nds: learned | random | strings
     polish: bool = False
     device: str = "cpu"
+    threads: int | None = None  # torch CPU threads; None keeps torch's default (all cores)
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -61,6 +62,11 @@ class UnknownSolverError(OptionError):
 def make_solver(name: str, options: SolveOptions | None = None) -> Solver:
     if name not in REGISTRY:
         raise UnknownSolverError(f"unknown model {name!r}; choose from {', '.join(REGISTRY)}")
+    if options is not None and options.threads is not None:
+        import torch
+
+        # On a shared machine the default (one thread per core) can oversubscribe badly.
+        torch.set_num_threads(options.threads)
     module = importlib.import_module(REGISTRY[name][0])
     factory: Callable[[SolveOptions], Solver] = module.make
     return factory(options or SolveOptions())

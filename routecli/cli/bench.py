@@ -45,6 +45,8 @@ def bench(
     policy: str | None = typer.Option(None, "--policy", help="Removal policy (nds/sisr)."),
     polish: bool = typer.Option(False, "--polish", help="Local-search polish."),
     rounding: str = typer.Option("file", "--round", help="Distance rule override."),
+    threads: int | None = typer.Option(None, "--threads", min=1, help="Torch CPU threads for "
+                                       "neural models (default: one per core)."),
 ) -> None:
     """Solve a benchmark set, validate every solution, report gaps by size bucket."""
     if decode not in DECODES:
@@ -56,7 +58,8 @@ def bench(
         files = [f for f in files if read_instance(f, rounding).size <= max_size]
     options = SolveOptions(decode=decode, starts=starts, augment=augment,
                            checkpoint=str(checkpoint) if checkpoint else None,
-                           candidates=candidates, pe=pe, policy=policy, polish=polish)
+                           candidates=candidates, pe=pe, policy=policy, polish=polish,
+                           threads=threads)
     make_solver(model, options)  # unknown model or bad options fail before any work
     other = read_rows_for(compare) if compare is not None else None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -53,6 +53,8 @@ def solve(
                                       "learned, random, strings."),
     polish: bool = typer.Option(False, "--polish", help="Local-search polish of the result."),
     device: str = typer.Option("cpu", "--device", help="Torch device (cpu, cuda)."),
+    threads: int | None = typer.Option(None, "--threads", min=1, help="Torch CPU threads for "
+                                       "neural models (default: one per core)."),
 ) -> None:
     """Solve instances and print cost, best-known value, gap, time and feasibility."""
     if decode not in DECODES:
@@ -62,7 +64,7 @@ def solve(
     options = SolveOptions(decode=decode, starts=starts, augment=augment,
                            checkpoint=str(checkpoint) if checkpoint else None,
                            candidates=candidates, pe=pe, policy=policy, polish=polish,
-                           device=device)
+                           device=device, threads=threads)
     solver = make_solver(model, options)
     instances: list[Instance] = [read_instance(f, rounding) for f in files]  # fail early
     many = len(files) > 1
