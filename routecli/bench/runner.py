@@ -12,7 +12,7 @@ from pathlib import Path
 
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution
-from routecli.solvers import SolveOptions, make_solver, run
+from routecli.solvers import SolveOptions, Solver, make_solver, run
 
 
 @dataclass(frozen=True)
@@ -74,45 +74,55 @@ def _append(csv_path: Path, row: BenchRow) -> None:
         os.fsync(fh.fileno())
 
 
-def solve_file(path: Path, model: str, options: SolveOptions, seed: int,
-               time_limit: float | None, solutions_dir: Path | None,
-               rounding: str | None = None) -> BenchRow:
+def solve_file(path: Path, solver: Solver, seed: int, time_limit: float | None,
+               solutions_dir: Path | None, rounding: str | None = None) -> BenchRow:
     """Read, solve, validate and (if feasible) write the solution of one instance file."""
     instance = read_instance(path, rounding)
     reference, _ = best_known(instance, path)
-    result = run(make_solver(model, options), instance, seed=seed, time_limit=time_limit,
-                 bks=reference)
+    result = run(solver, instance, seed=seed, time_limit=time_limit, bks=reference)
     if result.feasible and solutions_dir is not None:
         write_solution(solutions_dir / f"{path.stem}{solution_suffix(result.solution)}",
                        instance, result.solution)
-    return BenchRow(instance.name, str(path.resolve()), instance.problem, instance.size, model,
-                    result.cost, reference, result.gap, result.seconds, result.feasible,
-                    "; ".join(result.problems[:3]), seed)
+    return BenchRow(instance.name, str(path.resolve()), instance.problem, instance.size,
+                    solver.name, result.cost, reference, result.gap, result.seconds,
+                    result.feasible, "; ".join(result.problems[:3]), seed)
 
 
-def _one_thread_per_worker() -> None:
-    """J worker processes share the cores: keep each torch/OpenMP pool to one thread."""
+_worker_solver: Solver | None = None
+
+
+def _init_worker(model: str, options: SolveOptions) -> None:
+    """One solver per worker process (a model loads its checkpoint once, not per instance);
+    J workers share the cores, so each torch/OpenMP pool gets one thread."""
+    global _worker_solver
     os.environ["OMP_NUM_THREADS"] = "1"
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
+    _worker_solver = make_solver(model, options)
 
 
 def _solve_job(args: tuple) -> BenchRow:
-    return solve_file(*args)
+    assert _worker_solver is not None
+    return solve_file(args[0], _worker_solver, *args[1:])
 
 
 def run_bench(files: list[Path], model: str, options: SolveOptions, out: Path, *, seed: int = 0,
               time_limit: float | None = None, jobs: int = 1, rounding: str | None = None,
               on_row: Callable[[BenchRow], None] | None = None) -> list[BenchRow]:
-    """Solve ``files`` not yet in ``out/results.csv``; returns all rows (old and new)."""
+    """Solve ``files`` not yet in ``out/results.csv``; returns all rows (old and new).
+
+    The solver is built before any work, so an unknown model or a bad option fails early."""
+    solver = make_solver(model, options)
     out.mkdir(parents=True, exist_ok=True)
     csv_path = out / "results.csv"
     done = completed(csv_path)
     todo = [p for p in files if str(p.resolve()) not in done]
     solutions_dir = out / "solutions"
     solutions_dir.mkdir(exist_ok=True)
-    args = [(p, model, options, seed, time_limit, solutions_dir, rounding) for p in todo]
-    for row in _results(args, jobs):
+    args = [(p, seed, time_limit, solutions_dir, rounding) for p in todo]
+    rows = ((solve_file(a[0], solver, *a[1:]) for a in args) if jobs <= 1
+            else _parallel(args, jobs, model, options))
+    for row in rows:
         _append(csv_path, row)
         if on_row is not None:
             on_row(row)
@@ -120,10 +130,8 @@ def run_bench(files: list[Path], model: str, options: SolveOptions, out: Path, *
     return [r for r in read_rows(csv_path) if r.file in wanted]
 
 
-def _results(args: list[tuple], jobs: int) -> Iterator[BenchRow]:
-    if jobs <= 1:
-        for a in args:
-            yield solve_file(*a)
-        return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_one_thread_per_worker) as pool:
+def _parallel(args: list[tuple], jobs: int, model: str,
+              options: SolveOptions) -> Iterator[BenchRow]:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
+                             initargs=(model, options)) as pool:
         yield from pool.map(_solve_job, args)

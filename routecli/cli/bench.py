@@ -14,7 +14,7 @@ from routecli.cli.common import console, fmt_gap
 from routecli.cli.solve import DECODES
 from routecli.errors import OptionError
 from routecli.io import read_instance
-from routecli.solvers import REGISTRY, SolveOptions, make_solver
+from routecli.solvers import REGISTRY, SolveOptions
 
 
 def bench(
@@ -60,7 +60,6 @@ def bench(
                            checkpoint=str(checkpoint) if checkpoint else None,
                            candidates=candidates, pe=pe, policy=policy, polish=polish,
                            threads=threads)
-    make_solver(model, options)  # unknown model or bad options fail before any work
     other = read_rows_for(compare) if compare is not None else None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
