@@ -10,11 +10,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from routecli.bench import read_rows_for, resolve, run_bench, summarise, write_report
-from routecli.cli.common import console, fmt_gap
-from routecli.cli.solve import DECODES
+from routecli.cli.common import console, fmt_gap, solve_options
 from routecli.errors import OptionError
 from routecli.io import read_instance
-from routecli.solvers import REGISTRY, SolveOptions
+from routecli.solvers import REGISTRY
 
 
 def bench(
@@ -49,17 +48,13 @@ def bench(
                                        "neural models (default: one per core)."),
 ) -> None:
     """Solve a benchmark set, validate every solution, report gaps by size bucket."""
-    if decode not in DECODES:
-        raise OptionError(f"--decode must be one of {', '.join(DECODES)}, got {decode!r}")
     files = resolve([*sets, *(targets or [])], data_root)
     if not files:
         raise OptionError("nothing to solve: pass --set, folders or files")
     if max_size is not None:
         files = [f for f in files if read_instance(f, rounding).size <= max_size]
-    options = SolveOptions(decode=decode, starts=starts, augment=augment,
-                           checkpoint=str(checkpoint) if checkpoint else None,
-                           candidates=candidates, pe=pe, policy=policy, polish=polish,
-                           threads=threads)
+    options = solve_options(decode, starts, augment, checkpoint, candidates, pe, policy, polish,
+                            threads)
     other = read_rows_for(compare) if compare is not None else None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[last]}"))

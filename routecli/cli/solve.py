@@ -7,13 +7,11 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from routecli.cli.common import console, err_console, fmt_cost, fmt_gap
+from routecli.cli.common import console, err_console, fmt_cost, fmt_gap, solve_options
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution
 from routecli.problems import Instance
-from routecli.solvers import REGISTRY, SolveOptions, SolveResult, make_solver, run
-
-DECODES = ("greedy", "sampling", "multistart")
+from routecli.solvers import REGISTRY, SolveResult, make_solver, run
 
 
 def output_path(out: Path | None, file: Path, result: SolveResult, many: bool) -> Path | None:
@@ -57,14 +55,10 @@ def solve(
                                        "neural models (default: one per core)."),
 ) -> None:
     """Solve instances and print cost, best-known value, gap, time and feasibility."""
-    if decode not in DECODES:
-        raise OptionError(f"--decode must be one of {', '.join(DECODES)}, got {decode!r}")
     if bks is not None and len(files) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
-    options = SolveOptions(decode=decode, starts=starts, augment=augment,
-                           checkpoint=str(checkpoint) if checkpoint else None,
-                           candidates=candidates, pe=pe, policy=policy, polish=polish,
-                           device=device, threads=threads)
+    options = solve_options(decode, starts, augment, checkpoint, candidates, pe, policy, polish,
+                            threads, device)
     solver = make_solver(model, options)
     instances: list[Instance] = [read_instance(f, rounding) for f in files]  # fail early
     many = len(files) > 1
