@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from routecli.baselines.construction import nearest_neighbour_paths
 from routecli.generate.batch import batch_instances, load_batch, save_batch
 
 KP_CAPACITIES = (10, 25, 50, 100)
@@ -119,8 +120,6 @@ def _nearest_neighbour_unit_cost(locs: np.ndarray, demand: np.ndarray,
     A customer whose prize exceeds its demand share of its route's cost pays for itself in
     this greedy solution; the PCVRP prize scale is set so half of the customers do.
     """
-    from routecli.baselines.construction import nearest_neighbour_paths
-
     none = np.zeros(0)
     path = nearest_neighbour_paths(locs, np.zeros((0, 0)), demand.astype(np.float64), capacity,
                                    none, none, none, np.zeros(len(locs), np.int64), True)

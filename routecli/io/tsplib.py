@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from routecli.errors import InstanceFormatError
+from routecli.problems import Metric, TSPInstance
 
 SPEC_KEYS = {
     "NAME", "TYPE", "COMMENT", "DIMENSION", "CAPACITY", "EDGE_WEIGHT_TYPE", "EDGE_WEIGHT_FORMAT",
@@ -174,10 +175,8 @@ def format_tour(name: str, order: np.ndarray, cost: float) -> str:
             f"DIMENSION : {len(order)}\nTOUR_SECTION\n{body}\n-1\nEOF\n")
 
 
-def read_tsp(path: str | Path, round_rule: str | None = None):  # noqa: ANN201 - TSPInstance
+def read_tsp(path: str | Path, round_rule: str | None = None) -> TSPInstance:
     """A symmetric TSP from a ``.tsp`` file; ``round_rule`` overrides the file's rule."""
-    from routecli.problems import Metric, TSPInstance
-
     source = str(path)
     spec, sections = parse(read_text(path), source)
     kind = spec.get("TYPE", "TSP").split()[0].upper() if spec.get("TYPE") else "TSP"
