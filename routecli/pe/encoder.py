@@ -9,9 +9,8 @@ Pre-norm blocks; padding slots are masked out as attention keys.
 
 from __future__ import annotations
 
-import math
-
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from routecli.pe.base import PositionalEncoding, apply_rotary
@@ -35,12 +34,11 @@ class PEAttention(nn.Module):
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [B, H, S, Dh]
         if angles is not None:
             q, k = apply_rotary(q, angles), apply_rotary(k, angles)
-        logits = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)  # [B, H, S, S]
-        if bias is not None:
-            logits = logits + bias
-        logits = logits.masked_fill(~key_mask[:, None, None, :], float("-inf"))
-        att = torch.softmax(logits, dim=-1)
-        return self.out((att @ v).transpose(1, 2).reshape(b, s, e))  # [B, S, E]
+        # fused kernel: several times faster than softmax(q k^T + bias) v on a CPU
+        keys = key_mask[:, None, None, :]  # [B, 1, 1, S]
+        mask = keys if bias is None else bias.masked_fill(~keys, float("-inf"))
+        att = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # [B, H, S, Dh]
+        return self.out(att.transpose(1, 2).reshape(b, s, e))  # [B, S, E]
 
 
 class PEBlock(nn.Module):
