@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from routecli.bench import read_rows_for, resolve, run_bench, summarise, write_report
-from routecli.cli.common import console, fmt_gap, solve_options
+from routecli.cli.common import CANDIDATES_HELP, console, fmt_gap, solve_options
 from routecli.errors import OptionError
 from routecli.io import read_instance
 from routecli.solvers import REGISTRY
@@ -39,7 +39,7 @@ def bench(
     starts: int = typer.Option(100, "--starts", min=1, help="Multi-start M."),
     augment: bool = typer.Option(False, "--augment", help="8-fold symmetry augmentation."),
     checkpoint: Path | None = typer.Option(None, "--checkpoint", help="Model weights."),
-    candidates: int | None = typer.Option(None, "--candidates", min=1, help="KNN candidates."),
+    candidates: int | None = typer.Option(None, "--candidates", min=0, help=CANDIDATES_HELP),
     pe: str | None = typer.Option(None, "--pe", help="Positional encoding (nds)."),
     policy: str | None = typer.Option(None, "--policy", help="Removal policy (nds/sisr)."),
     polish: bool = typer.Option(False, "--polish", help="Local-search polish."),

@@ -10,6 +10,8 @@ from routecli.errors import OptionError
 from routecli.solvers import SolveOptions
 
 DECODES = ("greedy", "sampling", "multistart")
+CANDIDATES_HELP = ("MiLoop: attend only to the K nearest allowed nodes per step (default: 200 "
+                   "for TSP, 400 for CVRP above 1000 nodes; 0 = always all nodes).")
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -7,7 +7,14 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from routecli.cli.common import console, err_console, fmt_cost, fmt_gap, solve_options
+from routecli.cli.common import (
+    CANDIDATES_HELP,
+    console,
+    err_console,
+    fmt_cost,
+    fmt_gap,
+    solve_options,
+)
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution
 from routecli.problems import Instance
@@ -44,8 +51,7 @@ def solve(
     augment: bool = typer.Option(False, "--augment", help="8-fold symmetry augmentation."),
     checkpoint: Path | None = typer.Option(None, "--checkpoint", help="Model weights "
                                            "(default: the shipped checkpoint)."),
-    candidates: int | None = typer.Option(None, "--candidates", min=1, help="KNN candidate set "
-                                          "size for large instances (default: automatic)."),
+    candidates: int | None = typer.Option(None, "--candidates", min=0, help=CANDIDATES_HELP),
     pe: str | None = typer.Option(None, "--pe", help="Positional encoding (nds)."),
     policy: str | None = typer.Option(None, "--policy", help="Removal policy (nds/sisr): "
                                       "learned, random, strings."),

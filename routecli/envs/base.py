@@ -4,14 +4,22 @@ Every step the policy sees the current subproblem as rows ``[first, current, can
 row 0 is the starting node (the depot for CVRP), row 1 the current node, rows 2.. the candidate
 set ``A_t`` gathered from all nodes (padded to the largest ``|A_t|`` of the batch). Node ids
 index the policy's memory, so attention can run over any gathered subset of the N nodes.
+
+Large instances (MiLoop Section 4.1): with :class:`CandidateSets` the set is cut to the ``K``
+nearest allowed nodes of the current node, found by the numba kernel of
+:mod:`routecli.kernels.candidates`; no step then touches an ``N``-sized tensor except the
+in-place visit flags, so a rollout costs ``O(N K)`` time and ``O(N D)`` memory.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
+
+from routecli.kernels.candidates import CandidateIndex
 
 
 @dataclass
@@ -38,6 +46,40 @@ def compact(available: Tensor, pad_id: int) -> tuple[Tensor, Tensor]:
     order = torch.argsort((~available).to(torch.int8), dim=1, stable=True)[:, :k]  # [B, K]
     valid = torch.arange(k, device=available.device)[None, :] < counts[:, None]
     return order.masked_fill(~valid, pad_id), valid
+
+
+class CandidateSets:
+    """The ``K`` nearest allowed nodes of each rollout's current node, for rollouts that all
+    decode the same instance (any of its 8 symmetric images: they keep every distance).
+
+    coords ``[N, 2]``; demand ``[N]`` (CVRP, as a share of the capacity): only customers that
+    fit the remaining capacity are candidates, and the depot (node 0) is always one while the
+    vehicle is away. The static neighbour lists hold ``2 K`` nodes, so the grid fallback is
+    only needed once most of a neighbourhood is visited.
+    """
+
+    def __init__(self, coords: np.ndarray, k: int, demand: np.ndarray | None = None):
+        if k < 1:
+            raise ValueError(f"the candidate set size must be positive, got {k}")
+        self.k = k
+        self.index = CandidateIndex(coords, list_size=2 * k)
+        self.demand = None if demand is None else np.asarray(demand, np.float64)
+
+    def select(self, current: Tensor, visited: Tensor, pad_id: int,
+               depot_open: Tensor | None = None,
+               remaining: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Candidate ids ``[B, K']`` (ascending, ``pad_id`` padding) and their validity, as
+        :func:`compact` returns them; K' is the largest set size of the batch."""
+        depot = None if depot_open is None else depot_open.cpu().numpy()
+        room = None if remaining is None else remaining.double().cpu().numpy()
+        ids, sizes = self.index.query(current.cpu().numpy(), visited.cpu().numpy(), self.k,
+                                      always=0 if depot is not None else -1, always_open=depot,
+                                      demand=self.demand, remaining=room)
+        width = max(int(sizes.max()), 1)
+        ids = torch.from_numpy(ids[:, :width]).to(visited.device)
+        # ascending ids: the same row order as compact(), so K >= N reproduces full decoding
+        ids = ids.masked_fill(ids < 0, pad_id).sort(1).values
+        return ids, ids != pad_id
 
 
 def normalise_coords(coords: Tensor, valid: Tensor) -> Tensor:

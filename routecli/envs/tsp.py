@@ -5,19 +5,21 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from routecli.envs.base import Observation, compact, normalise_coords, path_length
+from routecli.envs.base import CandidateSets, Observation, compact, normalise_coords, path_length
 
 
 class TSPEnv:
     """B instances of N nodes, all constructed in lock step (every tour has N - 1 decisions).
 
-    locs ``[B, N, 2]``; start ``[B]`` the first node of each tour.
+    locs ``[B, N, 2]``; start ``[B]`` the first node of each tour; ``candidates`` limits every
+    step to the K nearest unvisited nodes (all rows must then be images of one instance).
     """
 
     problem = "tsp"
 
-    def __init__(self, locs: Tensor, start: Tensor):
+    def __init__(self, locs: Tensor, start: Tensor, candidates: CandidateSets | None = None):
         self.locs = locs
+        self.candidates = candidates
         self.batch, self.num_nodes = locs.shape[:2]
         rows = torch.arange(self.batch, device=locs.device)
         self.visited = torch.zeros(self.batch, self.num_nodes, dtype=torch.bool,
@@ -29,11 +31,15 @@ class TSPEnv:
 
     @property
     def done(self) -> Tensor:
-        """``[B]`` bool: every node visited."""
-        return self.visited.all(1)
+        """``[B]`` bool: every node visited (the rows move in lock step, one node per step)."""
+        return torch.full((self.batch,), len(self.actions) >= self.num_nodes, dtype=torch.bool,
+                          device=self.locs.device)
 
     def observe(self) -> Observation:
-        cand, cand_valid = compact(~self.visited, pad_id=self.num_nodes)  # [B, K]
+        if self.candidates is None:
+            cand, cand_valid = compact(~self.visited, pad_id=self.num_nodes)  # [B, K]
+        else:
+            cand, cand_valid = self.candidates.select(self.current, self.visited, self.num_nodes)
         nodes = torch.cat([self.first[:, None], self.current[:, None], cand], 1)  # [B, R]
         valid = torch.cat([torch.ones_like(nodes[:, :2], dtype=torch.bool), cand_valid], 1)
         raw = self.locs.gather(1, nodes.clamp_max(self.num_nodes - 1)[..., None].expand(-1, -1, 2))

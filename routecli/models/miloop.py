@@ -166,8 +166,9 @@ def write_memory(memory: Tensor, nodes: Tensor, rows: Tensor) -> Tensor:
     """Write ``rows`` ``[B, R, D]`` to ``memory`` ``[B, N+1, D]`` at ``nodes`` ``[B, R]``.
 
     Row order is first, current, candidates; when one node holds several roles the later row
-    wins (Appendix B.1.2). Losing rows and padding go to the spare slot N. Out of place, so the
-    autograd graph keeps every step of the rollout.
+    wins (Appendix B.1.2). Losing rows and padding go to the spare slot N. Out of place while
+    gradients are recorded, so the autograd graph keeps every step of the rollout; in place
+    otherwise, so a decoding step does not copy the ``O(N D)`` memory.
     """
     spare = memory.shape[1] - 1
     r = nodes.shape[1]
@@ -175,7 +176,9 @@ def write_memory(memory: Tensor, nodes: Tensor, rows: Tensor) -> Tensor:
     overwritten = ((nodes[:, :2, None] == nodes[:, None, :]) & later[None]).any(-1)  # [B, 2]
     target = torch.cat([nodes[:, :2].masked_fill(overwritten, spare), nodes[:, 2:]], 1)
     batch = torch.arange(nodes.shape[0], device=nodes.device)[:, None].expand_as(target)
-    return memory.index_put((batch, target), rows.to(memory.dtype))
+    if torch.is_grad_enabled():
+        return memory.index_put((batch, target), rows.to(memory.dtype))
+    return memory.index_put_((batch, target), rows.to(memory.dtype))
 
 
 @dataclass

@@ -17,6 +17,17 @@ from routecli.problems import CVRPInstance, Instance, Solution, TSPInstance
 from routecli.solvers import SolveOptions
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / "checkpoints"
+# Above this many nodes each step sees only the K nearest allowed nodes (MiLoop Section 4.1):
+# 200 for TSP, 400 for CVRP, whose capacity rules out part of the neighbourhood.
+FULL_DECODING_LIMIT = 1000
+DEFAULT_CANDIDATES = {"tsp": 200, "cvrp": 400}
+
+
+def candidate_count(problem: str, num_nodes: int, requested: int | None) -> int | None:
+    """K for an instance: ``requested`` (0 = full decoding), else automatic by size."""
+    if requested is not None:
+        return requested or None
+    return DEFAULT_CANDIDATES[problem] if num_nodes > FULL_DECODING_LIMIT else None
 
 
 def default_checkpoint(problem: str) -> Path:
@@ -70,7 +81,9 @@ class MiLoopSolver:
         result = decode(model, {k: v.to(self.options.device)
                                 for k, v in instance_batch(instance).items()},
                         self.options.decode, starts=self.options.starts, augment=self.options.augment,
-                        samples=self.options.starts, generator=generator)
+                        samples=self.options.starts, generator=generator,
+                        candidates=candidate_count(instance.problem, len(instance.coords),
+                                                   self.options.candidates))
         return to_solution(instance, result.actions[0])
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+EXP_FLOOR = 80.0  # exp(-80) ~ 1.8e-35, still a normal float32
+
 
 class RMSNorm(nn.Module):
     """Root-mean-square normalisation with a learnable per-channel gain."""
@@ -32,16 +34,18 @@ def aafm(q: Tensor, k: Tensor, v: Tensor, bias: Tensor, key_valid: Tensor) -> Te
 
     The row maximum of ``B`` and the per-channel maximum of ``K`` over valid keys cancel between
     numerator and denominator, so subtracting them changes nothing but the range of the
-    exponentials. A row with no admissible key returns zeros instead of 0/0.
+    exponentials. Exponents are floored at ``-EXP_FLOOR`` (a relative weight below 1e-35 is
+    noise either way): on a CPU, exp of a very negative float and arithmetic on the denormals
+    it returns run an order of magnitude slower. A row with no admissible key returns zeros
+    instead of 0/0.
     """
     q, k, v, bias = q.float(), k.float(), v.float(), bias.float()
-    bias_max = bias.amax(-1, keepdim=True)  # [B, Rq, 1]
-    bias_max = torch.where(torch.isfinite(bias_max), bias_max, torch.zeros_like(bias_max))
-    weights = torch.exp(bias - bias_max)  # [B, Rq, Rk], 0 where excluded
-    k_masked = k.masked_fill(~key_valid[..., None], float("-inf"))
-    k_max = k_masked.amax(1, keepdim=True)  # [B, 1, D]
-    k_max = torch.where(torch.isfinite(k_max), k_max, torch.zeros_like(k_max))
-    exp_k = torch.exp(k_masked - k_max)  # [B, Rk, D], 0 on padding
+    admissible = bias > float("-inf")  # [B, Rq, Rk]
+    bias_max = bias.amax(-1, keepdim=True).nan_to_num(neginf=0.0)  # [B, Rq, 1]
+    weights = torch.exp((bias - bias_max).clamp_min_(-EXP_FLOOR)) * admissible  # [B, Rq, Rk]
+    valid = key_valid[..., None]  # [B, Rk, 1]
+    k_max = k.masked_fill(~valid, float("-inf")).amax(1, keepdim=True)  # [B, 1, D]
+    exp_k = torch.exp((k - k_max.nan_to_num(neginf=0.0)).clamp_min_(-EXP_FLOOR)) * valid  # [B, Rk, D]
     numerator = weights @ (exp_k * v)  # [B, Rq, D]
     denominator = weights @ exp_k  # [B, Rq, D]
     return torch.sigmoid(q) * numerator / denominator.clamp_min(1e-30)

@@ -3,7 +3,10 @@
 A batch is a dict of tensors like :mod:`routecli.generate` produces (``locs`` ``[B, N, 2]``;
 CVRP adds ``demand`` ``[B, N+1]`` and ``capacity`` ``[B]``). Every instance is expanded into
 ``A x M`` rollouts (A = 8 symmetric copies with ``augment``, M starts or samples), all decoded
-in one batched construction (in chunks), and the cheapest one is kept per instance.
+in one batched construction (in chunks sized so the rollouts' memories fit
+:data:`MEMORY_BUDGET`), and the cheapest one is kept per instance. ``candidates`` = K limits
+each step to the K nearest allowed nodes (:class:`routecli.envs.base.CandidateSets`), which is
+what makes instances of 100k+ nodes decodable.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import torch
 from torch import Tensor
 
 from routecli.envs import CVRPEnv, TSPEnv
-from routecli.envs.base import path_length
+from routecli.envs.base import CandidateSets, path_length
 from routecli.models.miloop import MiLoop, rollout
 from routecli.problems import CVRPInstance, Routes, Tour, TSPInstance
 
 DECODES = ("greedy", "sampling", "multistart")
+MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) per chunk
 
 
 def augment8(locs: Tensor) -> Tensor:
@@ -48,24 +52,36 @@ class Decoded:
 
 
 def make_env(problem: str, batch: dict[str, Tensor], rows: Tensor, locs: Tensor,
-             start: Tensor | None) -> TSPEnv | CVRPEnv:
+             start: Tensor | None, candidates: CandidateSets | None = None) -> TSPEnv | CVRPEnv:
     """Environment for the instances ``rows`` ``[R]`` with coordinates ``locs`` ``[R, N, 2]``."""
     if problem == "tsp":
         first = start if start is not None else torch.zeros(len(rows), dtype=torch.long,
                                                             device=locs.device)
-        return TSPEnv(locs, first)
-    return CVRPEnv(locs, batch["demand"][rows], batch["capacity"][rows])
+        return TSPEnv(locs, first, candidates)
+    return CVRPEnv(locs, batch["demand"][rows], batch["capacity"][rows], candidates)
+
+
+def candidate_sets(problem: str, batch: dict[str, Tensor], k: int) -> CandidateSets:
+    """Candidate sets for the single instance of ``batch``."""
+    if batch["locs"].shape[0] != 1:
+        raise ValueError("candidate decoding takes one instance at a time")
+    coords = batch["locs"][0].double().cpu().numpy()
+    if problem == "tsp":
+        return CandidateSets(coords, k)
+    demand = (batch["demand"][0].double() / batch["capacity"][0].double()).cpu().numpy()
+    return CandidateSets(coords, k, demand)
 
 
 @torch.inference_mode()
 def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", starts: int = 100,
            augment: bool = False, samples: int = 16, chunk: int = 1024,
-           generator: torch.Generator | None = None) -> Decoded:
+           generator: torch.Generator | None = None, candidates: int | None = None) -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 
     method: ``greedy`` (one rollout from node 0 / no forced first customer), ``multistart``
     (greedy from M = ``starts`` distinct first nodes, POMO style) or ``sampling`` (``samples``
     stochastic rollouts). ``augment`` multiplies the rollouts by the 8 symmetries.
+    ``candidates``: K-nearest candidate sets of this size (one instance per call).
     """
     if method not in DECODES:
         raise ValueError(f"unknown decode {method!r}; choose from {', '.join(DECODES)}")
@@ -92,13 +108,16 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     costs = torch.empty(total, device=device)
     first = first.to(device) if first is not None else None
     generator = generator if device.type == "cpu" else None
+    sets = candidate_sets(problem, batch, candidates) if candidates else None
+    per_rollout = (num_nodes + 1) * model.config.dim * 4 + num_nodes  # memory rows + flags
+    chunk = max(1, min(chunk, MEMORY_BUDGET // per_rollout))
     paths: list[Tensor] = []
     for lo in range(0, total, chunk):
         sel = slice(lo, min(lo + chunk, total))
         rows, chunk_locs = inst[sel], views[view[sel], inst[sel]]
         start = first[slot[sel]] if first is not None else None
         env = make_env(problem, batch, rows, chunk_locs,
-                       start if problem == "tsp" else None)
+                       start if problem == "tsp" else None, sets)
         result = rollout(model, env, "sample" if method == "sampling" else "greedy",
                          first_action=start if problem == "cvrp" else None,
                          generator=generator)

@@ -4,15 +4,23 @@ import pytest
 from routecli.kernels.candidates import CandidateIndex
 
 
-def brute_force(xy, current, allowed, k, always=-1):
+def brute_force(xy, current, visited, k, always=-1, always_open=None, demand=None, remaining=None):
     out = []
-    for cur, row in zip(current, allowed):
-        first = [always] if always >= 0 and row[always] else []
-        others = [j for j in np.flatnonzero(row) if j != always]
+    for r, (cur, row) in enumerate(zip(current, visited)):
+        first = [always] if always >= 0 and always_open[r] else []
+        fits = np.ones(len(xy), bool) if demand is None else demand <= remaining[r]
+        others = [j for j in np.flatnonzero(~row & fits) if j != always]
         d = np.linalg.norm(xy[others] - xy[cur], axis=1)
         order = np.lexsort((others, d))
         out.append(first + [others[i] for i in order[: k - len(first)]])
     return out
+
+
+def assert_matches(cand, sizes, want):
+    for row, size, w in zip(cand, sizes, want):
+        assert size == len(w)
+        assert list(row[:size]) == w
+        assert (row[size:] == -1).all()
 
 
 @pytest.mark.parametrize("visited_share", [0.0, 0.5, 0.97])
@@ -22,29 +30,46 @@ def test_matches_brute_force_with_visited_masks(visited_share, list_size):
     n, r, k = 400, 12, 10
     xy = rng.random((n, 2))
     index = CandidateIndex(xy, list_size=list_size)
-    allowed = rng.random((r, n)) >= visited_share
+    visited = rng.random((r, n)) < visited_share
     current = rng.integers(0, n, r)
-    allowed[np.arange(r), current] = False  # the current node is visited
-    cand, sizes = index.query(current, allowed, k)
-    for row, size, want in zip(cand, sizes, brute_force(xy, current, allowed, k)):
-        assert size == len(want)
-        assert list(row[:size]) == want
-        assert (row[size:] == -1).all()
+    visited[np.arange(r), current] = True
+    cand, sizes = index.query(current, visited, k)
+    assert_matches(cand, sizes, brute_force(xy, current, visited, k))
 
 
-def test_depot_is_always_first_when_allowed():
+@pytest.mark.parametrize("list_size", [3, 50])
+def test_demand_filter_keeps_only_customers_that_fit(list_size):
+    rng = np.random.default_rng(11)
+    n, r, k = 300, 8, 12
+    xy = rng.random((n, 2))
+    demand = rng.integers(1, 10, n).astype(float)
+    demand[0] = 0.0
+    remaining = rng.uniform(0, 10, r)
+    visited = rng.random((r, n)) < 0.4
+    visited[:, 0] = True
+    current = rng.integers(1, n, r)
+    visited[np.arange(r), current] = True
+    index = CandidateIndex(xy, list_size=list_size)
+    always_open = np.arange(r) % 3 != 0
+    cand, sizes = index.query(current, visited, k, always=0, always_open=always_open,
+                              demand=demand, remaining=remaining)
+    assert_matches(cand, sizes, brute_force(xy, current, visited, k, 0, always_open, demand,
+                                            remaining))
+    for row, size, room in zip(cand, sizes, remaining):
+        assert (demand[row[:size]] <= room).all()
+
+
+def test_depot_is_always_first_when_open():
     rng = np.random.default_rng(7)
     xy = rng.random((200, 2))
     index = CandidateIndex(xy, list_size=8)
-    allowed = rng.random((5, 200)) > 0.3
-    allowed[:3, 0] = True
-    allowed[3:, 0] = False
+    visited = rng.random((5, 200)) < 0.3
+    visited[:, 0] = True  # the depot is never "unvisited"; always_open decides
+    always_open = np.array([True, True, True, False, False])
     current = np.array([5, 6, 7, 8, 9])
-    allowed[np.arange(5), current] = False
-    cand, sizes = index.query(current, allowed, 6, always=0)
-    want = brute_force(xy, current, allowed, 6, always=0)
-    for row, size, w in zip(cand, sizes, want):
-        assert list(row[:size]) == w
+    visited[np.arange(5), current] = True
+    cand, sizes = index.query(current, visited, 6, always=0, always_open=always_open)
+    assert_matches(cand, sizes, brute_force(xy, current, visited, 6, 0, always_open))
     assert (cand[:3, 0] == 0).all() and (cand[3:] != 0).all()
 
 
@@ -52,10 +77,16 @@ def test_fewer_allowed_nodes_than_k_and_clustered_points():
     rng = np.random.default_rng(3)
     xy = np.concatenate([rng.normal(0, 0.01, (150, 2)), rng.normal(5, 0.01, (150, 2))])
     index = CandidateIndex(xy, list_size=5)
-    allowed = np.zeros((2, 300), bool)
-    allowed[0, 200:203] = True  # the only allowed nodes are in the other cluster
-    allowed[1, [10, 250]] = True
-    cand, sizes = index.query(np.array([0, 1]), allowed, 8)
+    visited = np.ones((2, 300), bool)
+    visited[0, 200:203] = False  # the only open nodes are in the other cluster
+    visited[1, [10, 250]] = False
+    cand, sizes = index.query(np.array([0, 1]), visited, 8)
     assert list(sizes) == [3, 2]
     assert sorted(cand[0, :3]) == [200, 201, 202]
-    assert list(cand[1, :2]) == brute_force(xy, [1], allowed[1:], 8)[0]
+    assert list(cand[1, :2]) == brute_force(xy, [1], visited[1:], 8)[0]
+
+
+def test_demand_without_remaining_is_an_error():
+    index = CandidateIndex(np.random.default_rng(0).random((20, 2)), list_size=4)
+    with pytest.raises(ValueError, match="remaining"):
+        index.query(np.array([0]), np.zeros((1, 20), bool), 3, demand=np.ones(20))

@@ -40,3 +40,13 @@ def test_checkpoint_of_the_wrong_problem_is_refused(checkpoints):
     tsp = TSPInstance("t", Metric("exact", coords=torch.rand(6, 2).double().numpy()))
     with pytest.raises(ValueError, match="CVRP checkpoint"):
         solver.solve(tsp)
+
+
+def test_candidate_count_is_automatic_above_1000_nodes_and_overridable():
+    from routecli.models.miloop_solver import candidate_count
+
+    assert candidate_count("tsp", 1000, None) is None
+    assert candidate_count("tsp", 1001, None) == 200
+    assert candidate_count("cvrp", 30001, None) == 400
+    assert candidate_count("tsp", 50, 8) == 8
+    assert candidate_count("tsp", 5000, 0) is None

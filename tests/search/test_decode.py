@@ -61,3 +61,38 @@ def test_sampling_is_seeded():
 def test_unknown_decode_is_refused():
     with pytest.raises(ValueError, match="unknown decode"):
         decode(model("tsp"), tensors(generate.tsp(1, 5, 0)), "beam")
+
+
+@pytest.mark.parametrize("method", ["greedy", "multistart"])
+def test_candidates_covering_all_nodes_reproduce_full_tsp_decoding(method):
+    batch, policy = tensors(generate.tsp(1, 30, 4)), model("tsp")
+    full = decode(policy, batch, method, starts=5, augment=True)
+    limited = decode(policy, batch, method, starts=5, augment=True, candidates=30)
+    assert torch.equal(full.actions[0], limited.actions[0])
+    assert torch.equal(full.cost, limited.cost)
+
+
+def test_candidates_covering_all_nodes_reproduce_full_cvrp_decoding_when_all_fit():
+    # with room for every customer the feasible set is the whole candidate set A_t
+    raw = generate.cvrp(1, 25, 6)
+    raw["capacity"] = raw["demand"].sum(1).astype(raw["capacity"].dtype)
+    batch, policy = tensors(raw), model("cvrp")
+    full = decode(policy, batch, "multistart", starts=4)
+    limited = decode(policy, batch, "multistart", starts=4, candidates=400)
+    assert torch.equal(full.actions[0], limited.actions[0])
+
+
+@pytest.mark.parametrize("problem", ["tsp", "cvrp"])
+def test_small_candidate_sets_still_give_feasible_solutions(problem):
+    raw = generate.tsp(1, 60, 8) if problem == "tsp" else generate.cvrp(1, 60, 8)
+    batch, policy = tensors(raw), model(problem)
+    result = decode(policy, batch, "multistart", starts=3, augment=True, candidates=5, chunk=4)
+    inst = batch_instances(problem, raw)[0]
+    solution = to_solution(inst, result.actions[0])
+    assert validate(inst, solution) == []
+    assert abs(inst.cost(solution) - float(result.cost[0])) < 1e-4
+
+
+def test_candidate_decoding_takes_one_instance():
+    with pytest.raises(ValueError, match="one instance"):
+        decode(model("tsp"), tensors(generate.tsp(2, 10, 0)), "greedy", candidates=5)
