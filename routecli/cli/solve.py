@@ -77,6 +77,9 @@ def solve(
             if hasattr(solver, "on_improve"):  # search solvers: show the best cost as it improves
                 solver.on_improve = lambda sec, best, line=line, label=label: line.update(
                     f"{label}: best {fmt_cost(best)} at {sec:.1f}s")
+            if hasattr(solver, "on_progress"):  # long constructions: show how far they are
+                solver.on_progress = lambda share, line=line, label=label: line.update(
+                    f"{label}: {share:.0%}")
             result = run(solver, instance, seed=seed, time_limit=time_limit, bks=reference)
         results.append(result)
         _print_result(result)

@@ -19,6 +19,7 @@ the new representation, ``memory=False`` is a plain dynamic embedding (no memory
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import torch
@@ -27,6 +28,8 @@ from torch.utils.checkpoint import checkpoint
 
 from routecli.envs import CVRPEnv, Observation, TSPEnv
 from routecli.nn import AAFMBlock, aafm, pairwise_distance, scale_distance_bias
+
+PROGRESS_EVERY = 256  # rollout steps between progress callbacks
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,8 @@ class Rollout:
 
 def rollout(model: MiLoop, env: TSPEnv | CVRPEnv, decode: str = "sample",
             first_action: Tensor | None = None, generator: torch.Generator | None = None,
-            recompute: bool = False, replay: Tensor | None = None) -> Rollout:
+            recompute: bool = False, replay: Tensor | None = None,
+            progress: Callable[[int], None] | None = None) -> Rollout:
     """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
 
     decode: ``sample`` or ``greedy``. first_action ``[B]`` forces the first decision (CVRP
@@ -201,7 +205,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv, decode: str = "sample",
     the step then (activation checkpointing): memory O(steps x N x D) instead of
     O(steps x N x FF x layers), for about a third more compute. replay ``[B, T]``: follow
     these node sequences (as returned in :attr:`Rollout.actions`) instead of choosing, to
-    recompute their log-probabilities under the current parameters.
+    recompute their log-probabilities under the current parameters. progress(t) is called
+    every :data:`PROGRESS_EVERY` steps with the number of decisions made.
     """
     if decode not in ("sample", "greedy"):
         raise ValueError(f"decode must be sample or greedy, not {decode!r}")
@@ -238,5 +243,7 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv, decode: str = "sample",
         env.step(obs.nodes[:, 2:].gather(1, choice[:, None]).squeeze(1))
         first_call = False
         t += 1
+        if progress is not None and t % PROGRESS_EVERY == 0:
+            progress(t)
     actions = env.tours() if isinstance(env, TSPEnv) else env.paths()
     return Rollout(actions, log_prob, env.cost())

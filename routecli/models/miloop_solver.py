@@ -8,6 +8,7 @@ instance's own scale by the caller.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,7 @@ class MiLoopSolver:
     def __init__(self, options: SolveOptions):
         self.options = options
         self.models: dict[str, torch.nn.Module] = {}
+        self.on_progress: Callable[[float], None] | None = None  # share of the decoding done
 
     def policy(self, problem: str):  # noqa: ANN201 - MiLoop, imported lazily
         from routecli.train.checkpoint import load_policy
@@ -83,7 +85,8 @@ class MiLoopSolver:
                         self.options.decode, starts=self.options.starts, augment=self.options.augment,
                         samples=self.options.starts, generator=generator,
                         candidates=candidate_count(instance.problem, len(instance.coords),
-                                                   self.options.candidates))
+                                                   self.options.candidates),
+                        progress=self.on_progress)
         return to_solution(instance, result.actions[0])
 
 

@@ -11,6 +11,7 @@ what makes instances of 100k+ nodes decodable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,13 +76,16 @@ def candidate_sets(problem: str, batch: dict[str, Tensor], k: int) -> CandidateS
 @torch.inference_mode()
 def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", starts: int = 100,
            augment: bool = False, samples: int = 16, chunk: int = 1024,
-           generator: torch.Generator | None = None, candidates: int | None = None) -> Decoded:
+           generator: torch.Generator | None = None, candidates: int | None = None,
+           progress: Callable[[float], None] | None = None) -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 
     method: ``greedy`` (one rollout from node 0 / no forced first customer), ``multistart``
     (greedy from M = ``starts`` distinct first nodes, POMO style) or ``sampling`` (``samples``
     stochastic rollouts). ``augment`` multiplies the rollouts by the 8 symmetries.
     ``candidates``: K-nearest candidate sets of this size (one instance per call).
+    ``progress(fraction)``, when given, reports the share of the work done (an estimate:
+    CVRP rollouts take N plus the number of routes steps).
     """
     if method not in DECODES:
         raise ValueError(f"unknown decode {method!r}; choose from {', '.join(DECODES)}")
@@ -112,7 +116,10 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     per_rollout = (num_nodes + 1) * model.config.dim * 4 + num_nodes  # memory rows + flags
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_rollout))
     paths: list[Tensor] = []
+    chunks = -(-total // chunk)
     for lo in range(0, total, chunk):
+        report = None if progress is None else (
+            lambda t, done=lo // chunk: progress(min(1.0, (done + t / num_nodes) / chunks)))
         sel = slice(lo, min(lo + chunk, total))
         rows, chunk_locs = inst[sel], views[view[sel], inst[sel]]
         start = first[slot[sel]] if first is not None else None
@@ -120,7 +127,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
                        start if problem == "tsp" else None, sets)
         result = rollout(model, env, "sample" if method == "sampling" else "greedy",
                          first_action=start if problem == "cvrp" else None,
-                         generator=generator)
+                         generator=generator, progress=report)
         # cost on the original coordinates (the symmetries preserve it up to round-off)
         costs[sel] = path_length(locs[rows], result.actions)
         paths.extend(result.actions)

@@ -96,3 +96,10 @@ def test_small_candidate_sets_still_give_feasible_solutions(problem):
 def test_candidate_decoding_takes_one_instance():
     with pytest.raises(ValueError, match="one instance"):
         decode(model("tsp"), tensors(generate.tsp(2, 10, 0)), "greedy", candidates=5)
+
+
+def test_progress_reports_increasing_shares():
+    seen = []
+    decode(model("tsp"), tensors(generate.tsp(1, 600, 2)), "greedy", candidates=8,
+           progress=seen.append)
+    assert seen == sorted(seen) and len(seen) == 2 and 0 < seen[0] < seen[-1] <= 1
