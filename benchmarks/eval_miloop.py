@@ -8,13 +8,22 @@
 Prints one table row per run (and appends it as JSON to --out): mean objective, mean gap (%)
 to the references, seconds per instance, and the nearest-neighbour gap on the same instances.
 References are PyVRP (HGS) solutions with --ref-time seconds each, cached on disk.
+
+Long runs (M = 100 x8 takes minutes per instance on a CPU) can be spread over several
+sessions with ``--per-instance FILE.csv``: instances are decoded one block at a time, each
+finished one is appended to the file, and a rerun skips those already there (rows of another
+checkpoint, told apart by its SHA-256, are refused). The summary row is printed once all
+instances are in the file.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import hashlib
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -44,6 +53,9 @@ def main() -> None:
                         help="PyVRP seconds per reference (default 2 TSP, 5 CVRP)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default=None, help="append the result as a JSON line here")
+    parser.add_argument("--per-instance", type=Path, default=None,
+                        help="resumable: append one CSV row per decoded instance, skip done ones")
+    parser.add_argument("--block", type=int, default=1, help="instances per decode with --per-instance")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -60,18 +72,41 @@ def main() -> None:
     model = load_policy(args.checkpoint)
     batch = {key: torch.as_tensor(v[:k], dtype=torch.long if key == "demand" else torch.float32)
              for key, v in raw.items()}
-    started = time.perf_counter()
-    result = decode(model, batch, args.decode, starts=args.starts, augment=args.augment,
-                    chunk=args.chunk, generator=torch.Generator().manual_seed(args.seed))
-    seconds = time.perf_counter() - started
-    cost = []
-    for inst, actions in zip(instances[:k], result.actions, strict=True):
-        solution = to_solution(inst, actions)
-        problems = validate(inst, solution)
-        if problems:
-            raise SystemExit(f"{inst.name}: infeasible solution: {problems[:3]}")
-        cost.append(inst.cost(solution))
-    cost = np.array(cost)
+    def solve(rows: slice) -> tuple[list[float], float]:
+        """Decode instances ``rows``; their validated costs and the decoding seconds."""
+        part = {key: v[rows] for key, v in batch.items()}
+        started = time.perf_counter()
+        result = decode(model, part, args.decode, starts=args.starts, augment=args.augment,
+                        chunk=args.chunk, generator=torch.Generator().manual_seed(args.seed))
+        seconds = time.perf_counter() - started
+        costs = []
+        for inst, actions in zip(instances[rows], result.actions, strict=True):
+            solution = to_solution(inst, actions)
+            problems = validate(inst, solution)
+            if problems:
+                raise SystemExit(f"{inst.name}: infeasible solution: {problems[:3]}")
+            costs.append(inst.cost(solution))
+        return costs, seconds
+
+    if args.per_instance is None:
+        costs, seconds = solve(slice(0, k))
+        cost = np.array(costs)
+    else:
+        digest = hashlib.sha256(Path(args.checkpoint).read_bytes()).hexdigest()[:16]
+        done = resume_rows(args.per_instance, digest)
+        for lo in range(0, k, args.block):
+            todo = [i for i in range(lo, min(lo + args.block, k)) if i not in done]
+            if not todo:
+                continue
+            costs, took = solve(slice(todo[0], todo[-1] + 1))
+            with args.per_instance.open("a", newline="") as fh:
+                writer = csv.writer(fh)
+                for i, c in zip(range(todo[0], todo[-1] + 1), costs, strict=True):
+                    done[i] = (c, took / len(costs))
+                    writer.writerow([i, digest, c, ref_cost[i], took / len(costs)])
+            print(f"{len(done)}/{k} instances, last block {took:.1f} s", flush=True)
+        cost = np.array([done[i][0] for i in range(k)])
+        seconds = sum(done[i][1] for i in range(k))
     row = {
         "problem": args.problem, "size": args.size, "instances": k, "seed": args.seed,
         "checkpoint": args.checkpoint, "decode": args.decode,
@@ -90,6 +125,21 @@ def main() -> None:
     if args.out:
         with open(args.out, "a") as fh:
             fh.write(json.dumps(row) + "\n")
+
+
+def resume_rows(path: Path, digest: str) -> dict[int, tuple[float, float]]:
+    """Instances already decoded in ``path``: index -> (cost, seconds); creates the file."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("index,checkpoint_sha256,cost,ref_cost,seconds\n")
+        return {}
+    done = {}
+    for row in csv.DictReader(path.open()):
+        if row["checkpoint_sha256"] != digest:
+            raise SystemExit(f"{path} holds results of another checkpoint "
+                             f"({row['checkpoint_sha256']}, this one is {digest})")
+        done[int(row["index"])] = (float(row["cost"]), float(row["seconds"]))
+    return done
 
 
 if __name__ == "__main__":
