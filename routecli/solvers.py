@@ -16,6 +16,8 @@ from typing import Protocol
 from routecli.errors import OptionError
 from routecli.problems import Instance, Solution, gap, validate
 
+DECODES = ("greedy", "sampling", "multistart")  # constructive decodings (torch-free here)
+
 
 @dataclass(frozen=True)
 class SolveOptions:

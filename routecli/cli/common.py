@@ -7,9 +7,8 @@ from pathlib import Path
 from rich.console import Console
 
 from routecli.errors import OptionError
-from routecli.solvers import SolveOptions
+from routecli.solvers import DECODES, SolveOptions
 
-DECODES = ("greedy", "sampling", "multistart")
 CANDIDATES_HELP = ("MiLoop: attend only to the K nearest allowed nodes per step (default: 200 "
                    "for TSP, 400 for CVRP above 1000 nodes; 0 = always all nodes).")
 

@@ -8,7 +8,8 @@ index the policy's memory, so attention can run over any gathered subset of the 
 Large instances (MiLoop Section 4.1): with :class:`CandidateSets` the set is cut to the ``K``
 nearest allowed nodes of the current node, found by the numba kernel of
 :mod:`routecli.kernels.candidates`; no step then touches an ``N``-sized tensor except the
-in-place visit flags, so a rollout costs ``O(N K)`` time and ``O(N D)`` memory.
+in-place visit flags, so a rollout costs time linear in ``N`` (each step attends over
+``K + 2`` rows) and ``O(N D)`` memory.
 """
 
 from __future__ import annotations

@@ -154,6 +154,7 @@ class CandidateIndex:
         self.x0, self.y0 = float(lo[0]), float(lo[1])
         self.start, self.nodes = _build_grid(self.xy, self.cell, self.x0, self.y0, self.nx,
                                              self.ny)
+        self.no_demand = np.zeros(n)  # built once: queries run at every decoding step
 
     def query(self, current: np.ndarray, visited: np.ndarray, k: int, *, always: int = -1,
               always_open: np.ndarray | None = None, demand: np.ndarray | None = None,
@@ -167,7 +168,7 @@ class CandidateIndex:
         """
         rows = len(current)
         if demand is None:
-            demand, remaining = np.zeros(len(self.xy)), np.zeros(rows)
+            demand, remaining = self.no_demand, np.zeros(rows)
         elif remaining is None:
             raise ValueError("demand needs remaining")
         if always_open is None:

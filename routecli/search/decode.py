@@ -22,8 +22,8 @@ from routecli.envs import CVRPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
 from routecli.models.miloop import MiLoop, rollout
 from routecli.problems import CVRPInstance, Routes, Tour, TSPInstance
+from routecli.solvers import DECODES
 
-DECODES = ("greedy", "sampling", "multistart")
 MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) per chunk
 
 
