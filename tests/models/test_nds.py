@@ -204,3 +204,20 @@ def test_policy_reads_the_current_problem_not_a_cached_one():
     second, _ = search_problem("cvrp", n=20, seed=2)
     np.testing.assert_array_equal(policy.images(second), augment8(second.unit_coords))
     assert LearnedRemoval(small_policy(), augment=False).images(second).shape == (1, 21, 2)
+
+
+def test_the_encoding_is_reused_only_while_the_solution_is_unchanged():
+    p, state = search_problem("cvrp", n=30, seed=4)
+    cached = LearnedRemoval(small_policy())
+    fresh_policy = small_policy()
+    first = cached.propose(p, state, np.random.default_rng(5), k=6, rollouts=16)
+    again = cached.propose(p, state, np.random.default_rng(6), k=6, rollouts=16)
+    assert cached.encodings == 1
+    fresh = LearnedRemoval(fresh_policy).propose(p, state, np.random.default_rng(6), 6, 16)
+    np.testing.assert_array_equal(again, fresh)  # reuse changes nothing but the cost
+    assert first.shape == again.shape
+    routes = state.to_routes().routes
+    moved = Routes([np.concatenate([routes[0], routes[1]]), *routes[2:]]) \
+        if len(routes) > 1 else Routes([routes[0][::-1]])
+    cached.propose(p, from_routes(p, moved), np.random.default_rng(6), k=6, rollouts=16)
+    assert cached.encodings == 2
