@@ -55,10 +55,15 @@ PAPER_TABLE5 = {
 }
 
 
-def solver_for(name: str, pe: str | None):  # noqa: ANN201 - a routecli Solver
+def solver_for(spec: str, pe: str | None):  # noqa: ANN201 - a routecli Solver
+    """``hgs`` or an NDS policy with optional search settings, e.g. ``learned:images=1:rollouts=16``
+    (``polish=1`` adds the local-search polish); the spec is the CSV's solver column."""
+    name, *settings = spec.split(":")
     if name == "hgs":
         return make_solver("hgs")
-    return make_solver("nds", SolveOptions(policy=name, pe=pe))
+    extra = dict(item.split("=", 1) for item in settings)
+    polish = extra.pop("polish", "0") == "1"
+    return make_solver("nds", SolveOptions(policy=name, pe=pe, polish=polish, extra=extra))
 
 
 def load_rows(path: Path) -> list[dict]:
@@ -131,7 +136,7 @@ def synthetic_part(args, rec: Recorder) -> None:  # noqa: ANN001
                     row = next(r for r in rec.rows if (r["part"], r["instance"], r["solver"])
                                == key)
                 else:
-                    if name == "learned" and not (CHECKPOINTS / f"nds-{problem}.pt").exists():
+                    if name.startswith("learned") and not (CHECKPOINTS / f"nds-{problem}.pt").exists():
                         continue
                     row = solve_row("synthetic", instance, name, args, ref)
                     if name == "hgs":  # the reference of its own instance
@@ -195,7 +200,8 @@ def main() -> None:
     ap.add_argument("--problems", default="cvrp,vrptw,pcvrp")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--solvers", default="learned,random,hgs",
-                    help="comma list of learned, random, strings (nds policies), hgs (PyVRP)")
+                    help="comma list of learned, random, strings (nds policies), hgs (PyVRP); "
+                         "an nds policy may carry settings: learned:images=1:rollouts=16:polish=1")
     ap.add_argument("--pe", default=None, help="positional encoding of the learned policy")
     ap.add_argument("--seed", type=int, default=0, help="solver seed")
     ap.add_argument("--data-seed", type=int, default=2026, help="synthetic instance seed")
