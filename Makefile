@@ -26,6 +26,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check routecli tests benchmarks
+	$(BIN)/python -m mypy routecli
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from routecli.errors import OptionError
-from routecli.problems import Instance, Solution, gap, validate
+from routecli.problems import Instance, Solution, cost, gap, validate
 
 DECODES = ("greedy", "sampling", "multistart")  # constructive decodings (torch-free here)
 
@@ -104,4 +104,4 @@ def run(solver: Solver, instance: Instance, *, seed: int = 0, time_limit: float 
     seconds = time.perf_counter() - start
     problems = validate(instance, solution)
     return SolveResult(instance.name, instance.problem, instance.size, solver.name,
-                       instance.cost(solution), seconds, not problems, problems, solution, bks)
+                       cost(instance, solution), seconds, not problems, problems, solution, bks)

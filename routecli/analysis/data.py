@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from routecli.baselines.reference import reference_solutions
-from routecli.generate import GENERATORS, batch_instances
-from routecli.problems import Instance, Solution
+from routecli.generate import batch_instances, cvrp, pdtsp, vrptw
+from routecli.problems import Instance, Routes, Tour
 
 PROBLEMS = ("cvrp", "vrptw", "pdtsp")
 
@@ -42,15 +42,16 @@ def instance_set(name: str, num: int, seed: int) -> list[Instance]:
     """``num`` seeded instances of set ``name`` (uniform locations, Appendix F capacities)."""
     problem, size = parse_set(name)
     if problem == "pdtsp":
-        batch = GENERATORS["pdtsp"](num, size - 1, seed)
+        batch = pdtsp(num, size - 1, seed)
     else:
-        batch = GENERATORS[problem](num, size, seed, capacity=None)
+        generator = cvrp if problem == "cvrp" else vrptw
+        batch = generator(num, size, seed, capacity=None)
     return batch_instances(problem, batch, prefix=f"s{seed}-")
 
 
 def reference_set(name: str, num: int, seed: int = 0, time_limit: float | None = None,
                   jobs: int = 2, cache_dir: str | Path | None = None,
-                  progress: bool = True) -> tuple[list[Instance], list[Solution]]:
+                  progress: bool = True) -> tuple[list[Instance], list[Routes | Tour]]:
     """Instances of set ``name`` with their PyVRP reference solutions (from cache if present)."""
     instances = instance_set(name, num, seed)
     limit = default_time_limit(name) if time_limit is None else time_limit

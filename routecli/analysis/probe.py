@@ -189,11 +189,12 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
     goal = {t: np.concatenate([s[3][t] for s in samples]) for t in TARGETS}
     results: dict[str, dict[str, float]] = {}
     for name in names:
-        on_route, on_any = [], []
+        route_chunks: list[np.ndarray] = []
+        any_chunks: list[np.ndarray] = []
         if name in REFERENCES:
             for part, rp, ap, _ in samples:
-                on_route.append(reference_distance(name, part, rp))
-                on_any.append(reference_distance(name, part, ap))
+                route_chunks.append(reference_distance(name, part, rp))
+                any_chunks.append(reference_distance(name, part, ap))
         else:
             torch.manual_seed(seed)  # learnable encodings are probed as initialised
             rotary_dim = dim // num_heads
@@ -202,9 +203,9 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
             for part, rp, ap, _ in samples:
                 with torch.no_grad():
                     out = pe(part)
-                on_route.append(pe_distances(pe, part, rp, out))
-                on_any.append(pe_distances(pe, part, ap, out))
-        on_route, on_any = np.concatenate(on_route), np.concatenate(on_any)
+                route_chunks.append(pe_distances(pe, part, rp, out))
+                any_chunks.append(pe_distances(pe, part, ap, out))
+        on_route, on_any = np.concatenate(route_chunks), np.concatenate(any_chunks)
         inter = goal["D3"] > 0
         intra_mean = on_any[~inter].mean() if (~inter).any() else float("nan")
         inter_mean = on_any[inter].mean() if inter.any() else float("nan")

@@ -16,11 +16,11 @@ import pyvrp
 from pyvrp.stop import MaxIterations, MaxRuntime
 
 from routecli.problems import (
+    CVRPInstance,
     Instance,
     PCVRPInstance,
     PDTSPInstance,
     Routes,
-    Solution,
     Tour,
     TSPInstance,
     VRPTWInstance,
@@ -58,8 +58,10 @@ def problem_data(instance: Instance) -> pyvrp.ProblemData:
         r = instance.num_requests
         shipments = [pyvrp.Shipment(i, i + r) for i in range(1, r + 1)]
     else:
-        demand = np.asarray(instance.demands).astype(np.int64)  # type: ignore[union-attr]
-        capacity = int(instance.capacity)  # type: ignore[union-attr]
+        # a knapsack has no metric: instance.metric above already raised for one
+        assert isinstance(instance, CVRPInstance | VRPTWInstance | PCVRPInstance)
+        demand = np.asarray(instance.demands).astype(np.int64)
+        capacity = int(instance.capacity)
         tw = _time_windows(instance, scale)
         if tw is not None:
             ready, due, service = tw
@@ -73,14 +75,16 @@ def problem_data(instance: Instance) -> pyvrp.ProblemData:
             vehicle = pyvrp.VehicleType(num_available=n - 1, capacity=[capacity])
         optional = isinstance(instance, PCVRPInstance)
         prizes = (np.rint(np.asarray(instance.prizes) * scale).astype(np.int64)
-                  if optional else np.zeros(n, np.int64))
+                  if isinstance(instance, PCVRPInstance) else np.zeros(n, np.int64))
         clients = [
             pyvrp.Client(location=i, delivery=[int(demand[i])], service_duration=int(service[i]),
                          tw_early=int(ready[i]), tw_late=int(due[i]), prize=int(prizes[i]),
                          required=not optional)
             for i in range(1, n)
         ]
-    return pyvrp.ProblemData(locations, clients, [depot], [vehicle], [distances], [durations],
+    # pyvrp's stub types the matrices as np.ndarray[int], int in ndarray's shape parameter
+    return pyvrp.ProblemData(locations, clients, [depot], [vehicle],
+                             [distances], [durations],  # type: ignore[list-item]
                              shipments=shipments)
 
 
@@ -108,7 +112,7 @@ def _locations(route: pyvrp.Route, data: pyvrp.ProblemData) -> list[int]:
     return out
 
 
-def to_solution(instance: Instance, result_routes: list[list[int]]) -> Solution:
+def to_solution(instance: Instance, result_routes: list[list[int]]) -> Tour | Routes:
     if isinstance(instance, TSPInstance | PDTSPInstance):
         visits = [v for route in result_routes for v in route]
         return Tour(np.array([0, *visits], dtype=np.int64))
@@ -123,7 +127,7 @@ class HGS:
         self.max_iterations = max_iterations
 
     def solve(self, instance: Instance, *, seed: int = 0,
-              time_limit: float | None = None) -> Solution:
+              time_limit: float | None = None) -> Tour | Routes:
         data = problem_data(instance)
         stop = (MaxIterations(self.max_iterations) if self.max_iterations
                 else MaxRuntime(time_limit or DEFAULT_TIME_LIMIT))

@@ -13,12 +13,13 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.progress import Progress
 
 from routecli.baselines.hgs import HGS
-from routecli.problems import Instance, Routes, Solution, Tour, check
+from routecli.problems import Instance, Routes, Solution, Tour, check, cost
 
 
 def default_cache_dir() -> Path:
@@ -29,7 +30,7 @@ def default_cache_dir() -> Path:
 def fingerprint(instance: Instance) -> str:
     """Hash of everything that defines ``instance`` (name excluded)."""
     digest = hashlib.sha256(instance.problem.encode())
-    for f in fields(instance):  # type: ignore[arg-type]
+    for f in fields(instance):
         if f.name == "name":
             continue
         value = getattr(instance, f.name)
@@ -51,31 +52,33 @@ def _encode(solution: Solution) -> dict[str, np.ndarray]:
     return {"nodes": solution.visited, "sizes": sizes}
 
 
-def _decode(data: dict[str, np.ndarray]) -> Solution:
+def _decode(data: dict[str, np.ndarray]) -> Tour | Routes:
     if "tour" in data:
         return Tour(data["tour"])
     return Routes(np.split(data["nodes"], np.cumsum(data["sizes"])[:-1]))
 
 
-def _solve_one(args: tuple[Instance, float, int, str]) -> Solution:
+def _solve_one(args: tuple[Instance, float, int, str]) -> Tour | Routes:
     instance, time_limit, seed, path = args
     solution = HGS().solve(instance, seed=seed, time_limit=time_limit)
     check(instance, solution)
     tmp = Path(path + ".part")
     with open(tmp, "wb") as fh:
-        np.savez(fh, cost=instance.cost(solution), **_encode(solution))
+        # Any: numpy >= 2.1 types savez's allow_pickle as bool, which ** of arrays could bind
+        arrays: dict[str, Any] = _encode(solution)
+        np.savez(fh, cost=cost(instance, solution), **arrays)
     tmp.replace(path)
     return solution
 
 
 def reference_solutions(instances: list[Instance], time_limit: float, jobs: int = 1,
                         cache_dir: str | Path | None = None, seed: int = 0,
-                        progress: bool = True) -> list[Solution]:
+                        progress: bool = True) -> list[Tour | Routes]:
     """PyVRP solutions of ``instances`` (``time_limit`` seconds each), from cache when present."""
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     paths = [str(cache / f"{fingerprint(inst)}-t{time_limit:g}-s{seed}.npz") for inst in instances]
-    out: list[Solution | None] = [None] * len(instances)
+    out: list[Tour | Routes | None] = [None] * len(instances)
     todo = []
     for i, path in enumerate(paths):
         if os.path.exists(path):

@@ -101,10 +101,10 @@ def plot_gaps(rows: list[BenchRow], path: Path, title: str,
     for data, name, marker in ((rows, None, "o"), (compare, compare_name, "x")):
         if not data:
             continue
-        shown = [r for r in data if r.feasible and r.gap is not None]
+        shown = [(r.n, r.gap) for r in data if r.feasible and r.gap is not None]
         if shown:
             label = name or ", ".join(sorted({r.model for r in data}))
-            ax.scatter([r.n for r in shown], [r.gap for r in shown], s=14, marker=marker,
+            ax.scatter([n for n, _ in shown], [g for _, g in shown], s=14, marker=marker,
                        label=label, alpha=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("instance size n")

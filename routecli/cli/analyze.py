@@ -10,6 +10,7 @@ import shlex
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import typer
@@ -29,7 +30,7 @@ from routecli.analysis.entropy import (
 )
 from routecli.cli.common import console
 from routecli.errors import OptionError, RoutecliError
-from routecli.problems import InfeasibleSolutionError
+from routecli.problems import InfeasibleSolutionError, Instance, Routes, Tour
 
 app = typer.Typer(help="Measure the structure of near-optimal routes (PE paper Section 3.1).",
                   no_args_is_help=True)
@@ -68,7 +69,8 @@ def check_positive(name: str, value: float | None) -> None:
         raise OptionError(f"{name} must be positive, got {value}")
 
 
-def load(name: str, num: int, seed: int, time_limit: float | None, jobs: int):  # noqa: ANN201
+def load(name: str, num: int, seed: int, time_limit: float | None,
+         jobs: int) -> tuple[list[Instance], list[Routes | Tour]]:
     """Instances and reference solutions of set ``name``; one progress bar while solving."""
     limit = default_time_limit(name) if time_limit is None else time_limit
     console.print(f"[dim]{name}: {num} instances, PyVRP {limit:g} s each, {jobs} jobs[/dim]")
@@ -141,7 +143,7 @@ def anisometry(
     names = parse_sets(sets)
     check_out(out)
     check_positive("--time-limit", time_limit)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in names:
         stats = measure_anisometry(*load(name, num, seed, time_limit, jobs), include_return)
         paper = PAPER_TABLE1.get(name, (None, None, None))
@@ -191,8 +193,8 @@ def entropy(
     check_positive("--time-limit", time_limit)
     per_set = {name: angular_entropy(*load(name, num, seed, time_limit, jobs), bins=bins)
                for name in names}
-    rows = [{"k": k, **{f"{n}_count": per_set[n][k][0] for n in names},
-             **{n: per_set[n][k][1] for n in names}} for k in POSITIONS]
+    rows: list[dict[str, Any]] = [{"k": k, **{f"{n}_count": per_set[n][k][0] for n in names},
+                                   **{n: per_set[n][k][1] for n in names}} for k in POSITIONS]
     grid = np.array([[per_set[n][k][1] for n in names] for k in POSITIONS])
     counts = np.array([[per_set[n][k][0] for n in names] for k in POSITIONS])
     kept = np.where(counts >= min_count, grid, np.nan)

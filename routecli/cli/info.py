@@ -11,6 +11,8 @@ from rich.table import Table
 
 from routecli.cli.common import console, fmt_cost
 from routecli.io import best_known, read_instance
+from routecli.problems import PCVRPInstance, VRPTWInstance
+from routecli.problems.instance import CapacitatedInstance
 
 
 def info(
@@ -29,15 +31,15 @@ def info(
     if metric.coords is not None:
         lo, hi = metric.coords.min(axis=0), metric.coords.max(axis=0)
         table.add_row("bounding box", f"x {lo[0]:g}..{hi[0]:g}, y {lo[1]:g}..{hi[1]:g}")
-    if hasattr(instance, "capacity"):
-        demand = float(np.sum(instance.demands))  # type: ignore[union-attr]
-        cap = float(instance.capacity)  # type: ignore[union-attr]
+    if isinstance(instance, CapacitatedInstance):
+        demand = float(np.sum(instance.demands))
+        cap = float(instance.capacity)
         table.add_row("capacity", f"{cap:g}")
         table.add_row("total demand", f"{demand:g} (at least {math.ceil(demand / cap)} routes)")
-    if hasattr(instance, "due"):
-        table.add_row("horizon", f"{instance.ready[0]:g}..{instance.due[0]:g}")  # type: ignore
-    if hasattr(instance, "prizes"):
-        table.add_row("total prize", f"{float(np.sum(instance.prizes)):g}")  # type: ignore
+    if isinstance(instance, VRPTWInstance):
+        table.add_row("horizon", f"{instance.ready[0]:g}..{instance.due[0]:g}")
+    if isinstance(instance, PCVRPInstance):
+        table.add_row("total prize", f"{float(np.sum(instance.prizes)):g}")
     bks, source = best_known(instance, file)
     table.add_row("best known", f"{fmt_cost(bks)} ({source})" if bks is not None else "unknown")
     console.print(table)

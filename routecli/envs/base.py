@@ -73,11 +73,11 @@ class CandidateSets:
         :func:`compact` returns them; K' is the largest set size of the batch."""
         depot = None if depot_open is None else depot_open.cpu().numpy()
         room = None if remaining is None else remaining.double().cpu().numpy()
-        ids, sizes = self.index.query(current.cpu().numpy(), visited.cpu().numpy(), self.k,
-                                      always=0 if depot is not None else -1, always_open=depot,
-                                      demand=self.demand, remaining=room)
+        found, sizes = self.index.query(current.cpu().numpy(), visited.cpu().numpy(), self.k,
+                                        always=0 if depot is not None else -1, always_open=depot,
+                                        demand=self.demand, remaining=room)
         width = max(int(sizes.max()), 1)
-        ids = torch.from_numpy(ids[:, :width]).to(visited.device)
+        ids = torch.from_numpy(found[:, :width]).to(visited.device)
         # ascending ids: the same row order as compact(), so K >= N reproduces full decoding
         ids = ids.masked_fill(ids < 0, pad_id).sort(1).values
         return ids, ids != pad_id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,9 @@ def save_batch(path: str | Path, problem: str, batch: dict[str, np.ndarray]) -> 
     path = Path(path)
     tmp = path.with_name(path.name + ".part")
     with open(tmp, "wb") as fh:
-        np.savez_compressed(fh, problem=np.array(problem), **batch)
+        # Any: numpy >= 2.1 types savez's allow_pickle as bool, which ** of arrays could bind
+        arrays: dict[str, Any] = batch
+        np.savez_compressed(fh, problem=np.array(problem), **arrays)
     tmp.replace(path)
 
 

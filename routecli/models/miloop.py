@@ -118,6 +118,7 @@ class MiLoop(nn.Module):
 
         # 3. attention layers with the scale-distance bias (Eq. 29); gamma_t only for TSP
         distance = pairwise_distance(obs.coords)  # [B, R, R]
+        gamma: Tensor | float
         if cfg.problem == "tsp":
             gamma = (torch.log(obs.num_candidates.float().clamp_min(1.0)) / math.log(100.0))
             gamma = gamma.clamp_min(1.0)  # [B] max{1, log_100 |A_t|}

@@ -80,11 +80,11 @@ class MiLoopSolver:
             raise ValueError(f"MiLoop solves TSP and CVRP, not {instance.problem.upper()}")
         model = self.policy(instance.problem)
         generator = torch.Generator().manual_seed(seed)
-        result = decode(model, {k: v.to(self.options.device)
-                                for k, v in instance_batch(instance).items()},
+        batch = instance_batch(instance)
+        result = decode(model, {k: v.to(self.options.device) for k, v in batch.items()},
                         self.options.decode, starts=self.options.starts, augment=self.options.augment,
                         samples=self.options.starts, generator=generator,
-                        candidates=candidate_count(instance.problem, len(instance.coords),
+                        candidates=candidate_count(instance.problem, batch["locs"].shape[1],
                                                    self.options.candidates),
                         progress=self.on_progress)
         return to_solution(instance, result.actions[0])

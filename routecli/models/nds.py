@@ -39,6 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from routecli.pe.base import PositionalEncoding
 from routecli.pe.batch import RouteBatch
 from routecli.pe.encoder import PEEncoder
 from routecli.pe.registry import get_pe
@@ -153,7 +154,7 @@ def removable(problem: SearchProblem, state: SearchState, copies: int) -> torch.
 # the policy
 
 
-def build_pe(config: NDSConfig) -> nn.Module:
+def build_pe(config: NDSConfig) -> PositionalEncoding:
     """The configured PE at the width the encoder expects (rotary: the head width)."""
     pe = get_pe(config.pe, config.pe_dim, num_heads=config.num_heads)
     if pe.kind == "rotary":

@@ -17,10 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routecli.errors import OptionError
 from routecli.problems import Instance, Routes
 from routecli.solvers import SolveOptions
+
+if TYPE_CHECKING:  # the search (numba) is imported on first use
+    from routecli.search.asa import ASAResult
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / "checkpoints"
 ROLLOUTS = 64  # per ASA iteration, spread over the 8 augmented images
@@ -70,7 +74,7 @@ class NDSSolver:
             raise OptionError(str(err)) from err
         self.on_improve: Callable[[float, float], None] | None = None
         self._policies: dict[str, object] = {}
-        self.last = None
+        self.last: ASAResult | None = None
 
     def policy(self, problem: str) -> object:
         """The removal policy for ``problem`` (cached)."""

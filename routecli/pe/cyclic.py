@@ -51,6 +51,7 @@ class CycleFormerPE(PositionalEncoding):
     frequency schedule. ``[B, S, D]``."""
 
     kind = "node"
+    freqs: torch.Tensor  # buffer
 
     def __init__(self, dim: int, num_heads: int = 1):
         super().__init__(even_dim("cycleformer", dim), num_heads)

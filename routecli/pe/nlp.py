@@ -61,6 +61,7 @@ class SinusoidalPE(PositionalEncoding):
     ``w_k = 10000^(-2k/D)``. ``[B, S, D]``."""
 
     kind = "node"
+    freqs: torch.Tensor  # buffer
 
     def __init__(self, dim: int, num_heads: int = 1):
         super().__init__(even_dim("sin", dim), num_heads)
@@ -76,6 +77,7 @@ class RotaryPE(PositionalEncoding):
     :func:`routecli.pe.base.apply_rotary` so that ``q_i . k_j`` depends only on ``i - j``."""
 
     kind = "rotary"
+    freqs: torch.Tensor  # buffer
 
     def __init__(self, dim: int, num_heads: int = 1):
         super().__init__(even_dim("rope", dim), num_heads)
@@ -114,6 +116,7 @@ class ALiBiBias(PositionalEncoding):
     """ALiBi (Press et al. 2021): fixed bias ``-m_h |i - j|`` per head. ``[B, H, S, S]``."""
 
     kind = "bias"
+    slopes: torch.Tensor  # buffer
 
     def __init__(self, dim: int = 0, num_heads: int = 8):
         super().__init__(0, num_heads)

@@ -6,7 +6,6 @@ per-head width a rotary encoding rotates; bias encodings ignore it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -22,7 +21,7 @@ from routecli.pe.routing import CrossRoutePE, HierarchicalPE, InRoutePE
 class PESpec:
     """Registry entry: how to build an encoding and what it is."""
 
-    build: Callable[..., PositionalEncoding]
+    build: partial[PositionalEncoding]  # the class with the registry defaults bound
     kind: str
     family: str
     title: str

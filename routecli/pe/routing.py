@@ -77,6 +77,8 @@ class InRoutePE(PositionalEncoding):
     """IPE: distance-indexed circular sinusoid (see module docstring). ``[B, S, D]``."""
 
     kind = "node"
+    freqs: torch.Tensor  # buffer
+    scale: torch.Tensor  # buffer
 
     def __init__(self, dim: int, num_heads: int = 1, direction_aware: bool = True,
                  schedule: str = "integer", index_based: bool = False,
@@ -149,6 +151,7 @@ class CrossRoutePE(PositionalEncoding):
     ``[B, S, D]``, zero at the depot."""
 
     kind = "node"
+    freqs: torch.Tensor  # buffer
 
     def __init__(self, dim: int, num_heads: int = 1, k: int = 4, aggregate: str = "node"):
         super().__init__(dim, num_heads)

@@ -29,6 +29,20 @@ def validate(instance: Instance, solution: Solution) -> list[str]:
     return instance.validate(solution)  # type: ignore[arg-type]
 
 
+def cost(instance: Instance, solution: Solution) -> float:
+    """``instance.cost(solution)`` for a solution of the type the problem takes (a tour for
+    TSP and PDTSP, routes for the CVRP family, a selection for KP); ``TypeError`` otherwise."""
+    if isinstance(instance, TSPInstance | PDTSPInstance):
+        if isinstance(solution, Tour):
+            return instance.cost(solution)
+    elif isinstance(instance, KPInstance):
+        if isinstance(solution, Selection):
+            return instance.cost(solution)
+    elif isinstance(solution, Routes):
+        return instance.cost(solution)
+    raise TypeError(f"a {instance.problem} instance cannot cost a {type(solution).__name__}")
+
+
 def check(instance: Instance, solution: Solution) -> None:
     """Raise :class:`InfeasibleSolutionError` if ``solution`` is not feasible for ``instance``."""
     problems = validate(instance, solution)
@@ -47,5 +61,5 @@ def gap(cost: float, reference: float, sense: str = "min") -> float:
 __all__ = [
     "CVRPInstance", "InfeasibleSolutionError", "Instance", "KPInstance", "Metric",
     "PCVRPInstance", "PDTSPInstance", "Routes", "Selection", "Solution", "TSPInstance",
-    "Tour", "VRPTWInstance", "check", "gap", "validate",
+    "Tour", "VRPTWInstance", "check", "cost", "gap", "validate",
 ]

@@ -270,7 +270,7 @@ def initial_solution(problem: SearchProblem) -> SearchState:
     """Savings start (:mod:`routecli.search.construct`) improved by local search; raises if
     a customer fits nowhere."""
     state = savings_solution(problem)
-    if not all(check_route(problem, state, r) for r in np.flatnonzero(state.routes[:, SIZE])):
+    if not all(check_route(problem, state, int(r)) for r in np.flatnonzero(state.routes[:, SIZE])):
         raise InstanceFormatError(f"{problem.instance.name}: some customer fits in no route "
                          "(demand above capacity or an unreachable time window)")
     local_search(problem.dist, problem.node_data, problem.capacity, problem.timed,

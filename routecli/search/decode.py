@@ -94,6 +94,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     device = locs.device
     num, num_nodes = locs.shape[:2]
     views = augment8(locs) if augment else locs[None]  # [A, B, N, 2]
+    first: torch.Tensor | None
     if method == "multistart":
         first = start_nodes(problem, num_nodes, starts)  # [M]
     elif method == "sampling":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields, replace
+from typing import Any
 
 from routecli.errors import OptionError
 from routecli.problems import Instance, Routes
@@ -59,7 +60,7 @@ class SearchSolver:
 def config_from_options(options: SolveOptions) -> ASAConfig:
     """:class:`ASAConfig` with the overrides in ``options.extra`` (unknown keys rejected)."""
     known = {f.name: f.type for f in fields(ASAConfig)}
-    overrides: dict[str, float | int] = {}
+    overrides: dict[str, Any] = {}  # int or float, as the field is typed
     for key, value in options.extra.items():
         if key not in known or key in ("time_limit",):
             raise OptionError(f"unknown search setting {key!r}; expected one of "

@@ -78,12 +78,12 @@ class SearchProblem:
         data[:, DEMAND] = instance.demands
         data[:, DUE] = np.inf
         timed = isinstance(instance, VRPTWInstance)
-        if timed:
+        if isinstance(instance, VRPTWInstance):
             data[:, READY] = instance.ready
             data[:, DUE] = instance.due
             data[:, SERVICE] = instance.service
         optional = isinstance(instance, PCVRPInstance)
-        if optional:
+        if isinstance(instance, PCVRPInstance):
             data[:, PRIZE] = instance.prizes
         coords = metric.coords
         if coords is None:  # explicit matrix: neighbours by the matrix, no geometry

@@ -61,6 +61,7 @@ from routecli.models.nds import (
     solution_batch,
 )
 from routecli.pe.batch import RouteBatch
+from routecli.problems import CVRPInstance, PCVRPInstance, VRPTWInstance
 from routecli.search.asa import (
     ASAConfig,
     initial_solution,
@@ -86,6 +87,15 @@ def atomic_save(obj: dict[str, Any], path: Path) -> None:
 REWARDS = ("delta", "clipped")
 GENERATORS = {"cvrp": generate.cvrp, "vrptw": generate.vrptw, "pcvrp": generate.pcvrp}
 VALIDATION_SEED = 987_654
+
+
+def search_problems(problem: str, raw: dict[str, np.ndarray]) -> list[SearchProblem]:
+    """One :class:`SearchProblem` per instance of a batch from :data:`GENERATORS`."""
+    out = []
+    for instance in batch_instances(problem, raw):
+        assert isinstance(instance, CVRPInstance | VRPTWInstance | PCVRPInstance)
+        out.append(SearchProblem.from_instance(instance))
+    return out
 
 
 @dataclass(frozen=True)
@@ -166,7 +176,7 @@ class Episode:
     def __init__(self, cfg: NDSTrainConfig, index: int):
         gen = GENERATORS[cfg.problem]
         raw = gen(cfg.batch, cfg.size, seed=cfg.seed * 1_000_003 + index, capacity=None)
-        self.problems = [SearchProblem.from_instance(i) for i in batch_instances(cfg.problem, raw)]
+        self.problems = search_problems(cfg.problem, raw)
         self.current = [initial_solution(p) for p in self.problems]
         for p, s in zip(self.problems, self.current):
             if p.optional:
@@ -256,7 +266,7 @@ def wta_loss(winner_logp: torch.Tensor, advantage: torch.Tensor) -> torch.Tensor
 def validation_problems(cfg: NDSTrainConfig) -> list[SearchProblem]:
     raw = GENERATORS[cfg.problem](cfg.val_instances, cfg.size, seed=VALIDATION_SEED,
                                   capacity=None)
-    return [SearchProblem.from_instance(i) for i in batch_instances(cfg.problem, raw)]
+    return search_problems(cfg.problem, raw)
 
 
 def search_costs(problems: list[SearchProblem], policy: Any, cfg: NDSTrainConfig) -> np.ndarray:

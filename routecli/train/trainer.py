@@ -30,6 +30,7 @@ import torch.distributed as dist
 from routecli import generate
 from routecli.envs import CVRPEnv, TSPEnv
 from routecli.models.miloop import MiLoop, MiLoopConfig, rollout
+from routecli.problems import Routes, Tour
 from routecli.train import checkpoint
 from routecli.train.losses import pair_accuracy, policy_loss
 
@@ -333,9 +334,11 @@ def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: floa
     sequences = []
     for solution in solutions:
         if problem == "tsp":
+            assert isinstance(solution, Tour)
             tour = np.roll(solution.order, -int(rng.integers(len(solution.order))))
             sequences.append(tour if rng.random() < 0.5 else np.roll(tour[::-1], 1))
         else:
+            assert isinstance(solution, Routes)
             path = [0]
             for r in rng.permutation(len(solution.routes)):
                 route = solution.routes[r]
@@ -352,12 +355,13 @@ def validation_set(cfg: TrainConfig) -> tuple[dict[str, torch.Tensor], torch.Ten
     """The fixed validation instances and their PyVRP reference costs ``[V]``."""
     from routecli.baselines.reference import reference_solutions
     from routecli.generate import batch_instances
+    from routecli.problems import cost
 
     raw = (generate.tsp(cfg.val_instances, cfg.val_size, cfg.val_seed) if cfg.problem == "tsp"
            else generate.cvrp(cfg.val_instances, cfg.val_size, cfg.val_seed))
     instances = batch_instances(cfg.problem, raw)
     solutions = reference_solutions(instances, cfg.val_time_limit, progress=False)
-    reference = torch.tensor([inst.cost(sol) for inst, sol in zip(instances, solutions)],
+    reference = torch.tensor([cost(inst, sol) for inst, sol in zip(instances, solutions)],
                              dtype=torch.float32)
     data = {k: torch.as_tensor(v, dtype=torch.float32 if k != "demand" else torch.long)
             for k, v in raw.items()}

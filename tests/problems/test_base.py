@@ -1,6 +1,17 @@
 import numpy as np
+import pytest
 
-from routecli.problems import Routes, gap
+from routecli.problems import (
+    CVRPInstance,
+    KPInstance,
+    Metric,
+    Routes,
+    Selection,
+    Tour,
+    TSPInstance,
+    cost,
+    gap,
+)
 from routecli.problems.base import InfeasibleSolutionError, check_permutation
 
 
@@ -18,6 +29,20 @@ def test_check_permutation_summarises_many_missing():
 def test_gap_sign_follows_the_objective_sense():
     assert gap(110, 100) == 10
     assert gap(90, 100, sense="max") == 10
+
+
+def test_cost_takes_the_solution_type_of_the_problem():
+    xy = np.array([[0, 0], [3, 4], [0, 4]], dtype=float)
+    tsp = TSPInstance("tsp", Metric("euc2d", coords=xy))
+    cvrp = CVRPInstance("cvrp", Metric("euc2d", coords=xy), np.array([0, 1, 1]), 2)
+    kp = KPInstance("kp", np.array([0.5, 0.4]), np.array([1.0, 2.0]), 1.0)
+    assert cost(tsp, Tour([0, 1, 2])) == tsp.cost(Tour([0, 1, 2])) == 12
+    assert cost(cvrp, Routes([[1], [2]])) == 18
+    assert cost(kp, Selection([1])) == 2.0
+    with pytest.raises(TypeError, match="a cvrp instance cannot cost a Tour"):
+        cost(cvrp, Tour([0, 1, 2]))
+    with pytest.raises(TypeError, match="a tsp instance cannot cost a Routes"):
+        cost(tsp, Routes([[1, 2]]))
 
 
 def test_error_message_lists_first_problems():
