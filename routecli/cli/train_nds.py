@@ -24,6 +24,9 @@ def train_nds(
     lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 1e-4,
     reward: Annotated[str, typer.Option(
         help="clipped (max(0, improvement), Appendix B) or delta (signed improvement)")] = "clipped",
+    teacher_steps: Annotated[int, typer.Option(
+        help="warm start: the first N steps imitate the improving string removals "
+             "(SISR-style) instead of sampling the policy")] = 0,
     val_every: Annotated[int, typer.Option(help="validate every N steps")] = 300,
     checkpoint_every: Annotated[float, typer.Option(help="seconds between last.pt writes")] = 120.0,
     threads: Annotated[int, typer.Option(help="torch CPU threads (0 = default)")] = 1,
@@ -44,7 +47,7 @@ def train_nds(
     cfg = NDSTrainConfig(problem=problem, size=size, pe=pe,
                          run_dir=run_dir or f"runs/nds-{problem}", steps=steps, batch=batch,
                          rollouts=rollouts, remove=remove, episode=episode, warmup=warmup, lr=lr,
-                         reward=reward,
+                         reward=reward, teacher_steps=teacher_steps,
                          val_every=val_every, checkpoint_every=checkpoint_every, threads=threads,
                          seed=seed)
     train(cfg, resume=resume)

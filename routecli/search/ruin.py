@@ -168,6 +168,33 @@ def ruin_strings(nodes, routes, neighbours, mean_removed, unserved, out) -> int:
     return count
 
 
+@nb.njit(cache=True)
+def string_sets(nodes, routes, neighbours, out) -> None:  # noqa: ANN001
+    """Fill every row of ``out`` ``[M, k]`` with ``k`` distinct served customers: the first
+    ``k`` of a string removal (:func:`ruin_strings` sized for 1.5 k, so most draws reach k;
+    the seed's string first, then strings of the routes nearest to it), topped up with random
+    served customers when a draw falls short. ``k`` must not exceed the served count. These
+    fixed-size, ordered sets are what a pointer policy can imitate (NDS warm start)."""
+    k = out.shape[1]
+    buf = np.empty(nodes.shape[0], np.int64)
+    listed = np.zeros(nodes.shape[0], np.bool_)
+    for m in range(out.shape[0]):
+        count = ruin_strings(nodes, routes, neighbours, 1.5 * k, False, buf)
+        take = 0
+        for i in range(min(count, k)):
+            out[m, take] = buf[i]
+            listed[buf[i]] = True
+            take += 1
+        while take < k:
+            c = random_served(nodes)
+            if not listed[c]:
+                out[m, take] = c
+                listed[c] = True
+                take += 1
+        for i in range(k):
+            listed[out[m, i]] = False
+
+
 class RandomRemoval:
     """Remove ``k`` customers chosen uniformly at random among the served ones."""
 

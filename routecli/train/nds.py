@@ -73,7 +73,7 @@ from routecli.search.asa import (
 )
 from routecli.search.asa import solve as asa_solve
 from routecli.search.repair import BLINK_RATE, drop_unprofitable
-from routecli.search.ruin import RandomRemoval, augment8
+from routecli.search.ruin import RandomRemoval, augment8, seed_kernels, string_sets
 from routecli.search.state import SearchProblem, state_cost, sync_state
 
 
@@ -101,7 +101,11 @@ def search_problems(problem: str, raw: dict[str, np.ndarray]) -> list[SearchProb
 @dataclass(frozen=True)
 class NDSTrainConfig:
     """Training settings. ``steps`` counts optimiser steps (one per post-warm-up iteration);
-    ``episode`` is the number of search iterations per batch of instances."""
+    ``episode`` is the number of search iterations per batch of instances. The first
+    ``teacher_steps`` steps are a warm start: the rollouts come from string removal
+    (:func:`routecli.search.ruin.string_sets`) instead of the policy, and the same
+    winner-takes-all loss makes the policy imitate the string removals that improved the
+    solution (off-policy: the policy is scored on the teacher's winner)."""
 
     problem: str = "cvrp"
     size: int = 100
@@ -120,6 +124,7 @@ class NDSTrainConfig:
     t_end: float = 0.01
     grad_clip: float = 1.0
     reward: str = "clipped"
+    teacher_steps: int = 0
     val_every: int = 300
     val_instances: int = 4
     val_iterations: int = 40
@@ -203,6 +208,15 @@ class Episode:
                            for p, s, c in zip(self.problems, self.current, coords)])
         allowed = torch.cat([removable(p, s, 1) for p, s in zip(self.problems, self.current)])
         return feats, batch, allowed
+
+    def string_sets(self, rollouts: int, k: int, rng: np.random.Generator) -> np.ndarray:
+        """Teacher rollouts: ``rollouts`` string-removal sets of ``k`` customers per instance.
+        ``[B, M, k]``."""
+        seed_kernels(int(rng.integers(2**31)))
+        out = np.empty((len(self.problems), rollouts, k), np.int64)
+        for i, (p, s) in enumerate(zip(self.problems, self.current)):
+            string_sets(s.nodes, s.routes, p.neighbours, out[i])
+        return out
 
     def score(self, actions: np.ndarray, rng: np.random.Generator
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -351,9 +365,13 @@ class NDSTrainer:
         latent = sample_latent(len(ep.problems), cfg.rollouts, self.model.config.latent_dim, gen)
         with torch.set_grad_enabled(learn):
             emb = self.model.encode(feats, batch)  # [B, V, E]
-        with torch.no_grad():
-            actions, _ = self.model.decode(emb.detach(), allowed, latent, steps, gen)
-        acts = actions.numpy().astype(np.int64)
+        if self.step < cfg.teacher_steps:
+            acts = ep.string_sets(cfg.rollouts, steps, rng)
+            actions = torch.as_tensor(acts)
+        else:
+            with torch.no_grad():
+                actions, _ = self.model.decode(emb.detach(), allowed, latent, steps, gen)
+            acts = actions.numpy().astype(np.int64)
         costs, seeds = ep.score(acts, rng)
         rewards = rollout_rewards(ep.costs, costs, cfg.reward) / ep.scales[:, None]  # [B, M]
         ep.advance(acts, costs, seeds, t / cfg.episode, cfg, rng)

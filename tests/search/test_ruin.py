@@ -18,6 +18,7 @@ from routecli.search.ruin import (
     ruin_random,
     ruin_strings,
     seed_kernels,
+    string_sets,
 )
 from routecli.search.state import POS, ROUTE, SearchProblem
 
@@ -83,6 +84,25 @@ def test_strings_start_near_each_other(search: SearchProblem) -> None:
         out = buf[: ruin_random(state.nodes, len(out), buf)]
         spread_random.append(xy[out].std(axis=0).sum())
     assert np.mean(spread_strings) < 0.5 * np.mean(spread_random)
+
+
+def test_string_sets_have_exactly_k_distinct_served_customers_near_the_seed(
+        search: SearchProblem) -> None:
+    state = initial_solution(search)
+    served = np.flatnonzero(state.nodes[1:, ROUTE] >= 0) + 1
+    seed_kernels(4)
+    out = np.empty((100, 12), np.int64)
+    string_sets(state.nodes, state.routes, search.neighbours, out)
+    xy = search.instance.coords
+    for row in out:
+        assert len(np.unique(row)) == 12 and np.isin(row, served).all()
+    random = np.stack([np.random.default_rng(i).choice(served, 12, replace=False)
+                       for i in range(100)])
+    assert np.mean([xy[r].std(axis=0).sum() for r in out]) < \
+        0.8 * np.mean([xy[r].std(axis=0).sum() for r in random])
+    whole = np.empty((3, len(served)), np.int64)  # k = every served customer: a permutation
+    string_sets(state.nodes, state.routes, search.neighbours, whole)
+    assert all(sorted(row) == sorted(served) for row in whole)
 
 
 @pytest.mark.parametrize("name", ["random", "strings"])

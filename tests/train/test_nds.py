@@ -159,3 +159,21 @@ def test_rewards_clipped_and_signed():
     # signed: worse rollouts are penalised, an infeasible one scores as the worst feasible one
     np.testing.assert_allclose(rollout_rewards(current, costs, "delta"),
                                [[1.0, -1.0, -1.0], [0.0, 0.0, 0.0]])
+
+
+def test_teacher_steps_score_string_removals_then_hand_over_to_the_policy(tmp_path):
+    """Warm start: the first steps' rollouts are string-removal sets (distinct served
+    customers), later steps sample the policy; both take gradient steps."""
+    cfg = tiny(tmp_path, steps=4, teacher_steps=2, log_every=1)
+    trainer = NDSTrainer(cfg, quiet=True)
+    ep = Episode(cfg, index=0)
+    sets = ep.string_sets(cfg.rollouts, cfg.remove, np.random.default_rng(0))
+    assert sets.shape == (cfg.batch, cfg.rollouts, cfg.remove)
+    for i, state in enumerate(ep.current):
+        assert (state.nodes[sets[i], 2] >= 0).all()  # ROUTE column: served
+        assert all(len(set(row)) == cfg.remove for row in sets[i].tolist())
+    trainer.run()
+    records = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text()
+               .splitlines()]
+    assert [r["step"] for r in records if r["kind"] == "train"] == [1, 2, 3, 4]
+    assert all(np.isfinite(r["loss"]) for r in records if r["kind"] == "train")
