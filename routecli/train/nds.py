@@ -103,9 +103,10 @@ class NDSTrainConfig:
     """Training settings. ``steps`` counts optimiser steps (one per post-warm-up iteration);
     ``episode`` is the number of search iterations per batch of instances. The first
     ``teacher_steps`` steps are a warm start: the rollouts come from string removal
-    (:func:`routecli.search.ruin.string_sets`) instead of the policy, and the same
-    winner-takes-all loss makes the policy imitate the string removals that improved the
-    solution (off-policy: the policy is scored on the teacher's winner)."""
+    (:func:`routecli.search.ruin.string_sets`) instead of the policy, and the policy learns
+    to reproduce the best of them (cross-entropy on the winner's sequence, every instance
+    weighted alike: improving rollouts are too rare for the advantage-weighted loss to move
+    a policy that has not yet learned what a string is)."""
 
     problem: str = "cvrp"
     size: int = 100
@@ -365,7 +366,8 @@ class NDSTrainer:
         latent = sample_latent(len(ep.problems), cfg.rollouts, self.model.config.latent_dim, gen)
         with torch.set_grad_enabled(learn):
             emb = self.model.encode(feats, batch)  # [B, V, E]
-        if self.step < cfg.teacher_steps:
+        teaching = self.step < cfg.teacher_steps
+        if teaching:
             acts = ep.string_sets(cfg.rollouts, steps, rng)
             actions = torch.as_tensor(acts)
         else:
@@ -377,7 +379,11 @@ class NDSTrainer:
         ep.advance(acts, costs, seeds, t / cfg.episode, cfg, rng)
         if not learn:
             return None
-        best, advantage = winners(torch.as_tensor(rewards, dtype=torch.float32))
+        if teaching:  # the cheapest repair wins, improving or not; plain imitation
+            best = torch.as_tensor(np.argmin(costs, axis=1))
+            advantage = torch.ones(len(best))
+        else:
+            best, advantage = winners(torch.as_tensor(rewards, dtype=torch.float32))
         rows = torch.arange(len(best))
         _, winner_logp = self.model.decode(emb, allowed, latent[rows, best][:, None], steps,
                                            actions=actions[rows, best][:, None])  # [B, 1]
