@@ -57,13 +57,16 @@ PAPER_TABLE5 = {
 
 def solver_for(spec: str, pe: str | None):  # noqa: ANN201 - a routecli Solver
     """``hgs`` or an NDS policy with optional search settings, e.g. ``learned:images=1:rollouts=16``
-    (``polish=1`` adds the local-search polish); the spec is the CSV's solver column."""
+    (``polish=1`` adds the local-search polish, ``checkpoint=PATH`` other weights); the spec is
+    the CSV's solver column."""
     name, *settings = spec.split(":")
     if name == "hgs":
         return make_solver("hgs")
     extra = dict(item.split("=", 1) for item in settings)
     polish = extra.pop("polish", "0") == "1"
-    return make_solver("nds", SolveOptions(policy=name, pe=pe, polish=polish, extra=extra))
+    checkpoint = extra.pop("checkpoint", None)
+    return make_solver("nds", SolveOptions(policy=name, pe=pe, polish=polish, extra=extra,
+                                           checkpoint=checkpoint))
 
 
 def load_rows(path: Path) -> list[dict]:
