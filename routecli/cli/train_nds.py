@@ -25,7 +25,7 @@ def train_nds(
     reward: Annotated[str, typer.Option(
         help="clipped (max(0, improvement), Appendix B) or delta (signed improvement)")] = "clipped",
     teacher_steps: Annotated[int, typer.Option(
-        help="warm start: the first N steps imitate the improving string removals "
+        help="warm start: the first N steps imitate the best of the string removals "
              "(SISR-style) instead of sampling the policy")] = 0,
     val_every: Annotated[int, typer.Option(help="validate every N steps")] = 300,
     checkpoint_every: Annotated[float, typer.Option(help="seconds between last.pt writes")] = 120.0,

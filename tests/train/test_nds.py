@@ -11,7 +11,7 @@ from routecli.models.nds import load_policy
 from routecli.problems import validate
 from routecli.search.asa import workspace
 from routecli.search.repair import BLINK_RATE
-from routecli.search.state import state_cost
+from routecli.search.state import ROUTE, state_cost
 from routecli.train.nds import (
     Episode,
     NDSTrainConfig,
@@ -170,7 +170,7 @@ def test_teacher_steps_score_string_removals_then_hand_over_to_the_policy(tmp_pa
     sets = ep.string_sets(cfg.rollouts, cfg.remove, np.random.default_rng(0))
     assert sets.shape == (cfg.batch, cfg.rollouts, cfg.remove)
     for i, state in enumerate(ep.current):
-        assert (state.nodes[sets[i], 2] >= 0).all()  # ROUTE column: served
+        assert (state.nodes[sets[i], ROUTE] >= 0).all()  # served
         assert all(len(set(row)) == cfg.remove for row in sets[i].tolist())
     trainer.run()
     records = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text()
