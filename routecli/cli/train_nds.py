@@ -27,6 +27,8 @@ def train_nds(
     teacher_steps: Annotated[int, typer.Option(
         help="warm start: the first N steps imitate the best of the string removals "
              "(SISR-style) instead of sampling the policy")] = 0,
+    init: Annotated[str | None, typer.Option(
+        help="start from this policy checkpoint's weights (e.g. checkpoints/nds-cvrp.pt)")] = None,
     val_every: Annotated[int, typer.Option(help="validate every N steps")] = 300,
     checkpoint_every: Annotated[float, typer.Option(help="seconds between last.pt writes")] = 120.0,
     threads: Annotated[int, typer.Option(help="torch CPU threads (0 = default)")] = 1,
@@ -47,7 +49,7 @@ def train_nds(
     cfg = NDSTrainConfig(problem=problem, size=size, pe=pe,
                          run_dir=run_dir or f"runs/nds-{problem}", steps=steps, batch=batch,
                          rollouts=rollouts, remove=remove, episode=episode, warmup=warmup, lr=lr,
-                         reward=reward, teacher_steps=teacher_steps,
+                         reward=reward, teacher_steps=teacher_steps, init=init,
                          val_every=val_every, checkpoint_every=checkpoint_every, threads=threads,
                          seed=seed)
     train(cfg, resume=resume)

@@ -23,6 +23,14 @@ Top to bottom:
    clipping (softmax ignores a common shift) but keeps a common shift from saturating the
    ``tanh``, where every node would get the same logit and no gradient: without it, WTA
    training drove the policy into exactly that uniform, gradient-free state.
+4. Distance bias (``distance_bias``, our addition, in the spirit of MiLoop's scale-distance
+   bias): from the second pick on, ``logits -= sqrt(n) (a_t d(first, v) + b_t d(last, v))``
+   with ``d`` on the unit-square coordinates, ``n`` the number of removable customers (so
+   ``sqrt(n) d`` is in units of the typical neighbour spacing) and ``a_t, b_t >= 0`` read
+   from the decoder state (softplus of a linear map of ``q_m``), so each step and each
+   latent chooses how local to stay. Removals that stay close together are what makes
+   string and radial ruin work; without the bias a pointer on a CPU budget never learned
+   them (its proposals repaired no better than uniform random ones).
 
 Default PE (Section 5.2): the direction-invariant IPE+XPE for CVRP, the direction-aware one
 for VRPTW and PCVRP.
@@ -86,6 +94,7 @@ class NDSConfig:
     poly_dim: int = 256
     latent_dim: int = 10
     clip: float = 10.0
+    distance_bias: bool = True
 
     @property
     def in_dim(self) -> int:
@@ -183,6 +192,13 @@ class NDSPolicy(nn.Module):
         self.key = nn.Linear(e, e, bias=False)
         self.poly = nn.Sequential(nn.Linear(e + config.latent_dim, config.poly_dim), nn.ReLU(),
                                   nn.Linear(config.poly_dim, e))
+        if config.distance_bias:
+            # a_t (to the first pick) and b_t (to the last); at initialisation a = 1, b = 0.1:
+            # close to radial ruin around the first pick
+            self.reach = nn.Linear(e, 2)
+            nn.init.zeros_(self.reach.weight)
+            with torch.no_grad():
+                self.reach.bias.copy_(torch.tensor([1.0, 0.1]).expm1().log())
 
     def encode(self, feats: torch.Tensor, batch: RouteBatch) -> torch.Tensor:
         """Node embeddings of the current solutions. ``[A, V, F]`` -> ``[A, V, E]``."""
@@ -195,17 +211,26 @@ class NDSPolicy(nn.Module):
         return h * batch.mask[..., None]
 
     def decode(self, emb: torch.Tensor, allowed: torch.Tensor, latent: torch.Tensor, steps: int,
-               generator: torch.Generator | None = None,
-               actions: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+               generator: torch.Generator | None = None, actions: torch.Tensor | None = None,
+               distance: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Sample (or, given ``actions``, score) ``M`` removal sequences per instance.
 
-        ``emb`` ``[A, V, E]``, ``allowed`` ``[A, V]`` bool, ``latent`` ``[A, M, Z]``; returns
-        ``actions`` ``[A, M, steps]`` and their summed log-probabilities ``[A, M]``.
+        ``emb`` ``[A, V, E]``, ``allowed`` ``[A, V]`` bool, ``latent`` ``[A, M, Z]``,
+        ``distance`` ``[A or 1, V, V]`` between unit-square coordinates (required with
+        ``distance_bias``); returns ``actions`` ``[A, M, steps]`` and their summed
+        log-probabilities ``[A, M]``.
         """
         a, v, e = emb.shape
         m = latent.shape[1]
+        if self.config.distance_bias and distance is None:
+            raise ValueError("this policy has a distance bias: pass the distance matrix")
         keys = self.key(emb)  # [A, V, E]
         count = allowed.sum(-1, keepdim=True).clamp_min(1)  # [A, 1]
+        spacing = count.float().sqrt()[:, :, None]  # [A, 1, 1]
+        instance = torch.arange(a)[:, None] if distance is not None and len(distance) > 1 \
+            else torch.zeros(a, 1, dtype=torch.long)  # [A, 1] row of distance per instance
+        # sqrt(n) d(first, v) and sqrt(n) d(last, v), [A, M, V]; unused before the first pick
+        to_first = to_last = torch.zeros(a, m, v)
         context = (emb * allowed[..., None]).sum(1) / count  # [A, E]
         hidden = context[:, None].expand(a, m, e).reshape(a * m, e)  # [A*M, E]
         x = self.start.expand(a * m, e)  # [A*M, E]
@@ -219,6 +244,9 @@ class NDSPolicy(nn.Module):
             scores = torch.einsum("ame,ave->amv", q, keys) / math.sqrt(e)  # [A, M, V]
             centre = (scores * free).sum(-1, keepdim=True) / free.sum(-1, keepdim=True)
             logits = self.config.clip * torch.tanh(scores - centre)  # [A, M, V]
+            if self.config.distance_bias and t > 0:
+                reach = nn.functional.softplus(self.reach(q))  # [A, M, 2]
+                logits = logits - reach[..., :1] * to_first - reach[..., 1:] * to_last
             logits = logits.masked_fill(~free, float("-inf"))
             log_probs = torch.log_softmax(logits, dim=-1)  # [A, M, V]
             if actions is None:  # Gumbel-max sampling: much faster than multinomial on a CPU
@@ -229,14 +257,27 @@ class NDSPolicy(nn.Module):
             logp = logp + log_probs.gather(2, pick[..., None]).squeeze(-1)
             free = free.scatter(2, pick[..., None], False)
             chosen.append(pick)
+            if distance is not None:
+                to_last = distance[instance, pick] * spacing  # [A, M, V]
+                if t == 0:
+                    to_first = to_last
             x = emb[rows, pick].reshape(a * m, e)  # [A*M, E]
         return torch.stack(chosen, dim=-1), logp  # [A, M, steps], [A, M]
 
     def forward(self, feats: torch.Tensor, batch: RouteBatch, allowed: torch.Tensor,
                 latent: torch.Tensor, steps: int, generator: torch.Generator | None = None,
-                actions: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                actions: torch.Tensor | None = None,
+                distance: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Encode then decode; see :meth:`decode`."""
-        return self.decode(self.encode(feats, batch), allowed, latent, steps, generator, actions)
+        return self.decode(self.encode(feats, batch), allowed, latent, steps, generator, actions,
+                           distance)
+
+
+def unit_distance(coords: np.ndarray) -> torch.Tensor:
+    """Distances between unit-square coordinates, the decoder's distance bias input (the
+    same on every symmetric image). ``[..., V, 2] -> [..., V, V]`` float32."""
+    c = torch.as_tensor(coords, dtype=torch.float32)
+    return torch.cdist(c, c, compute_mode="donot_use_mm_for_euclid_dist")
 
 
 def sample_latent(copies: int, rollouts: int, dim: int,
@@ -261,7 +302,8 @@ def load_policy(path: str | Path) -> NDSPolicy:
     data = torch.load(path, map_location="cpu", weights_only=True)
     if data.get("kind") != "nds" or "config" not in data or "model" not in data:
         raise ValueError(f"{path}: not an NDS checkpoint")
-    model = NDSPolicy(NDSConfig(**data["config"]))
+    # checkpoints from before the distance bias have no such key
+    model = NDSPolicy(NDSConfig(**{"distance_bias": False, **data["config"]}))
     model.load_state_dict(data["model"])
     return model.eval()
 
@@ -286,7 +328,7 @@ class LearnedRemoval:
     def __init__(self, model: NDSPolicy, augment: bool = True):
         self.model = model.eval()
         self.augment = augment
-        self._images: tuple[SearchProblem, np.ndarray] | None = None
+        self._images: tuple[SearchProblem, np.ndarray, torch.Tensor] | None = None
         self._encoded: tuple[SearchProblem, bytes, torch.Tensor] | None = None
         self.encodings = 0  # encoder calls so far (the rest of the proposals reused one)
 
@@ -294,8 +336,15 @@ class LearnedRemoval:
         """The coordinate copies the policy reads (cached per problem). ``[A, V, 2]``."""
         if self._images is None or self._images[0] is not problem:  # holding it keeps ids unique
             unit = problem.unit_coords
-            self._images = (problem, augment8(unit) if self.augment else unit[None])
+            self._images = (problem, augment8(unit) if self.augment else unit[None],
+                            unit_distance(unit)[None])
         return self._images[1]
+
+    def distance(self, problem: SearchProblem) -> torch.Tensor:
+        """Unit-square distances of the problem (cached with the images). ``[1, V, V]``."""
+        self.images(problem)
+        assert self._images is not None
+        return self._images[2]
 
     @torch.inference_mode()
     def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
@@ -310,7 +359,7 @@ class LearnedRemoval:
         generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
         latent = sample_latent(copies, per_copy, self.model.config.latent_dim, generator)
         actions, _ = self.model.decode(self.encode(problem, state), allowed, latent, steps,
-                                       generator)
+                                       generator, distance=self.distance(problem))
         return actions.reshape(-1, steps)[:rollouts].numpy().astype(np.int64)
 
     @torch.inference_mode()

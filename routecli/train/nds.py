@@ -59,6 +59,7 @@ from routecli.models.nds import (
     removable,
     sample_latent,
     solution_batch,
+    unit_distance,
 )
 from routecli.pe.batch import RouteBatch
 from routecli.problems import CVRPInstance, PCVRPInstance, VRPTWInstance
@@ -126,6 +127,7 @@ class NDSTrainConfig:
     grad_clip: float = 1.0
     reward: str = "clipped"
     teacher_steps: int = 0
+    init: str | None = None
     val_every: int = 300
     val_instances: int = 4
     val_iterations: int = 40
@@ -195,6 +197,7 @@ class Episode:
         self.data = [(p.dist, p.node_data, p.capacity, p.timed, p.optional, p.neighbours)
                      for p in self.problems]
         self.images = [augment8(p.unit_coords) for p in self.problems]
+        self.distance = unit_distance(np.stack([p.unit_coords for p in self.problems]))
 
     def inputs(self, rng: np.random.Generator) -> tuple[torch.Tensor, RouteBatch, torch.Tensor]:
         """Features ``[B, V, F]``, RouteBatch and removable mask ``[B, V]`` of the current
@@ -320,6 +323,21 @@ class NDSTrainer:
         last = self.dir / "last.pt"
         if resume and last.exists():
             self._restore(torch.load(last, map_location="cpu", weights_only=True))
+        elif cfg.init is not None:
+            self._initialise(Path(cfg.init))
+
+    def _initialise(self, path: Path) -> None:
+        """Start from the weights of the policy checkpoint ``path`` (same architecture; a
+        policy without the distance bias starts the bias at its initial value)."""
+        data = torch.load(path, map_location="cpu", weights_only=True)
+        if data.get("kind") != "nds":
+            raise ValueError(f"{path}: not an NDS policy checkpoint")
+        ours = self.model.config.to_dict()
+        if {**data["config"], "distance_bias": ours["distance_bias"]} != ours:
+            raise ValueError(f"{path} has another architecture than this run")
+        missing, unexpected = self.model.load_state_dict(data["model"], strict=False)
+        if unexpected or any(not key.startswith("reach.") for key in missing):
+            raise ValueError(f"{path} does not match this run's policy")
 
     def _restore(self, state: dict[str, Any]) -> None:
         if state["config"] != self.model.config.to_dict():
@@ -372,7 +390,8 @@ class NDSTrainer:
             actions = torch.as_tensor(acts)
         else:
             with torch.no_grad():
-                actions, _ = self.model.decode(emb.detach(), allowed, latent, steps, gen)
+                actions, _ = self.model.decode(emb.detach(), allowed, latent, steps, gen,
+                                               distance=ep.distance)
             acts = actions.numpy().astype(np.int64)
         costs, seeds = ep.score(acts, rng)
         rewards = rollout_rewards(ep.costs, costs, cfg.reward) / ep.scales[:, None]  # [B, M]
@@ -386,7 +405,8 @@ class NDSTrainer:
             best, advantage = winners(torch.as_tensor(rewards, dtype=torch.float32))
         rows = torch.arange(len(best))
         _, winner_logp = self.model.decode(emb, allowed, latent[rows, best][:, None], steps,
-                                           actions=actions[rows, best][:, None])  # [B, 1]
+                                           actions=actions[rows, best][:, None],
+                                           distance=ep.distance)  # [B, 1]
         loss = wta_loss(winner_logp.squeeze(1), advantage)
         for group in self.optimizer.param_groups:
             group["lr"] = cfg.lr * self.lr_factor()

@@ -19,6 +19,7 @@ from routecli.models.nds import (
     removable,
     sample_latent,
     solution_batch,
+    unit_distance,
 )
 from routecli.pe.registry import PE_REGISTRY
 from routecli.problems import Routes
@@ -46,9 +47,10 @@ def search_problem(problem: str, n: int = 30, seed: int = 0) -> tuple[SearchProb
 
 
 def inputs(p, state, copies=1):
+    """Features, route batch, removable mask and unit distances of ``copies`` images."""
     coords = augment8(p.unit_coords)[:copies]
     return node_features(p, state, coords), solution_batch(p, state, coords), \
-        removable(p, state, copies)
+        removable(p, state, copies), unit_distance(p.unit_coords)[None]
 
 
 def test_default_pe_follows_the_paper_direction_rule():
@@ -63,10 +65,10 @@ def test_default_pe_follows_the_paper_direction_rule():
 def test_every_registered_pe_runs_through_the_policy(pe):
     p, state = search_problem("cvrp", n=20)
     model = small_policy(pe=pe)
-    feats, batch, allowed = inputs(p, state, copies=2)
+    feats, batch, allowed, dist = inputs(p, state, copies=2)
     latent = sample_latent(2, 3, model.config.latent_dim, torch.Generator().manual_seed(0))
     actions, logp = model(feats, batch, allowed, latent, steps=5,
-                          generator=torch.Generator().manual_seed(1))
+                          generator=torch.Generator().manual_seed(1), distance=dist)
     assert actions.shape == (2, 3, 5) and logp.shape == (2, 3)
     assert torch.isfinite(logp).all() and (logp < 0).all()
     assert allowed.gather(1, actions.view(2, -1)).all()
@@ -77,7 +79,7 @@ def test_the_positional_encoding_reaches_the_node_embeddings():
     carries the solution beyond the message-passing neighbours."""
     p, state = search_problem("cvrp", n=20)
     model = small_policy()
-    feats, batch, _ = inputs(p, state)
+    feats, batch, _, _ = inputs(p, state)
     base = model.encode(feats, batch)
     model.encoder.pe = PE_REGISTRY["nope"].build(dim=0, num_heads=4)
     model.encoder.project[0] = torch.nn.Linear(feats.shape[-1], 32)
@@ -117,13 +119,14 @@ def test_budget_is_capped_by_the_number_of_served_customers():
 def test_masked_choices_are_never_sampled_and_scores_match_sampling():
     p, state = search_problem("cvrp", n=25)
     model = small_policy()
-    feats, batch, allowed = inputs(p, state, copies=1)
+    feats, batch, allowed, dist = inputs(p, state, copies=1)
     allowed = allowed.clone()
     allowed[0, 1:13] = False  # forbid half of the customers
     latent = sample_latent(1, 16, model.config.latent_dim, torch.Generator().manual_seed(0))
     with torch.no_grad():
-        actions, logp = model(feats, batch, allowed, latent, 6, torch.Generator().manual_seed(2))
-        _, rescored = model(feats, batch, allowed, latent, 6, actions=actions)
+        actions, logp = model(feats, batch, allowed, latent, 6,
+                              torch.Generator().manual_seed(2), distance=dist)
+        _, rescored = model(feats, batch, allowed, latent, 6, actions=actions, distance=dist)
     assert (actions >= 13).all()
     torch.testing.assert_close(logp, rescored)
 
@@ -133,11 +136,11 @@ def test_the_rollout_latent_changes_the_distribution():
     model = small_policy()
     for param in model.poly.parameters():  # an untrained head is near zero; make it matter
         torch.nn.init.normal_(param, std=0.5)
-    feats, batch, allowed = inputs(p, state)
+    feats, batch, allowed, dist = inputs(p, state)
     actions = torch.arange(1, 4)[None, None].expand(1, 2, 3)
     latent = torch.tensor([[[0.0] * 10, [1.0] * 10]])
     with torch.no_grad():
-        _, logp = model(feats, batch, allowed, latent, 3, actions=actions)
+        _, logp = model(feats, batch, allowed, latent, 3, actions=actions, distance=dist)
     assert not torch.isclose(logp[0, 0], logp[0, 1])
 
 
@@ -169,13 +172,56 @@ def test_checkpoint_round_trip(tmp_path):
     assert loaded.config == model.config
     data = torch.load(path, weights_only=True)
     assert data["meta"] == {"steps": 3}
-    feats, batch, allowed = inputs(p, state, copies=2)
+    feats, batch, allowed, dist = inputs(p, state, copies=2)
     latent = sample_latent(2, 4, 10, torch.Generator().manual_seed(0))
     with torch.no_grad():
-        a = model(feats, batch, allowed, latent, 4, torch.Generator().manual_seed(9))
-        b = loaded(feats, batch, allowed, latent, 4, torch.Generator().manual_seed(9))
+        a = model(feats, batch, allowed, latent, 4, torch.Generator().manual_seed(9),
+                  distance=dist)
+        b = loaded(feats, batch, allowed, latent, 4, torch.Generator().manual_seed(9),
+                   distance=dist)
     assert torch.equal(a[0], b[0])
     torch.testing.assert_close(a[1], b[1])
+
+
+def test_checkpoints_from_before_the_distance_bias_load_without_it(tmp_path):
+    config = {**small_policy().config.to_dict(), "distance_bias": False}
+    old = NDSPolicy(NDSConfig(**config))
+    data = policy_checkpoint(old)
+    del data["config"]["distance_bias"]
+    torch.save(data, tmp_path / "old.pt")
+    loaded = load_policy(tmp_path / "old.pt")
+    assert not loaded.config.distance_bias and not hasattr(loaded, "reach")
+
+
+def test_a_distance_biased_policy_needs_the_distances():
+    p, state = search_problem("cvrp", n=20)
+    feats, batch, allowed, _ = inputs(p, state)
+    latent = sample_latent(1, 2, 10)
+    with pytest.raises(ValueError, match="distance"):
+        small_policy()(feats, batch, allowed, latent, 3)
+
+
+def test_the_distance_bias_keeps_removals_together():
+    """At initialisation the bias pulls every pick towards the first one: the customers of a
+    proposal lie much closer to its first pick than those of the unbiased pointer."""
+    p, state = search_problem("cvrp", n=100, seed=2)
+    dist = unit_distance(p.unit_coords)
+
+    def spread(model: NDSPolicy) -> float:
+        out = LearnedRemoval(model).propose(p, state, np.random.default_rng(0), k=10,
+                                            rollouts=64)
+        return float(dist[out[:, :1], out[:, 1:]].mean())
+
+    biased = small_policy(seed=1)
+    unbiased = NDSPolicy(NDSConfig(**{**biased.config.to_dict(), "distance_bias": False}))
+    unbiased.load_state_dict(biased.state_dict(), strict=False)
+    assert spread(biased) < 0.6 * spread(unbiased.eval())
+
+
+def test_unit_distances_are_the_same_on_every_symmetric_image():
+    p, _ = search_problem("cvrp", n=20)
+    images = unit_distance(augment8(p.unit_coords))  # [8, V, V]
+    torch.testing.assert_close(images, images[:1].expand_as(images), atol=1e-6, rtol=0)
 
 
 def test_load_rejects_other_checkpoints(tmp_path):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import torch
 
-from routecli.models.nds import load_policy
+from routecli.models.nds import NDSConfig, NDSPolicy, load_policy, policy_checkpoint
 from routecli.problems import validate
 from routecli.search.asa import workspace
 from routecli.search.repair import BLINK_RATE
@@ -101,7 +102,8 @@ def test_wta_steps_lower_the_loss_on_a_fixed_batch(tmp_path):
     latent = torch.randint(0, 2, (cfg.batch, cfg.rollouts, 10)).float()
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        actions, _ = trainer.model(feats, batch, allowed, latent, cfg.remove, gen)
+        actions, _ = trainer.model(feats, batch, allowed, latent, cfg.remove, gen,
+                                   distance=ep.distance)
     costs, _ = ep.score(actions.numpy().astype(np.int64), rng)
     rewards = np.maximum(np.where(np.isfinite(costs), ep.costs[:, None] - costs, 0.0), 0.0)
     rewards = torch.as_tensor(rewards / ep.scales[:, None], dtype=torch.float32)
@@ -111,7 +113,7 @@ def test_wta_steps_lower_the_loss_on_a_fixed_batch(tmp_path):
     rows = torch.arange(cfg.batch)
     for _ in range(15):
         _, logp = trainer.model(feats, batch, allowed, latent[rows, best][:, None], cfg.remove,
-                                actions=actions[rows, best][:, None])
+                                actions=actions[rows, best][:, None], distance=ep.distance)
         loss = wta_loss(logp.squeeze(1), advantage)
         trainer.optimizer.zero_grad()
         loss.backward()
@@ -177,3 +179,18 @@ def test_teacher_steps_score_string_removals_then_hand_over_to_the_policy(tmp_pa
                .splitlines()]
     assert [r["step"] for r in records if r["kind"] == "train"] == [1, 2, 3, 4]
     assert all(np.isfinite(r["loss"]) for r in records if r["kind"] == "train")
+
+
+def test_init_starts_from_a_policy_checkpoint_and_adds_the_distance_bias(tmp_path):
+    source = NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "a")), quiet=True)
+    old = NDSPolicy(NDSConfig(**{**source.model.config.to_dict(), "distance_bias": False}))
+    torch.save(policy_checkpoint(old), tmp_path / "old.pt")
+    trainer = NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "b"), init=str(tmp_path / "old.pt")),
+                         quiet=True)
+    torch.testing.assert_close(trainer.model.key.weight, old.key.weight)
+    assert trainer.model.config.distance_bias
+    other = NDSPolicy(NDSConfig(**{**old.config.to_dict(), "embed_dim": 16, "num_heads": 4}))
+    torch.save(policy_checkpoint(other), tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="architecture"):
+        NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "c"), init=str(tmp_path / "other.pt")),
+                   quiet=True)
