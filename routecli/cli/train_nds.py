@@ -30,6 +30,9 @@ def train_nds(
     init: Annotated[str | None, typer.Option(
         help="start from this policy checkpoint's weights (e.g. checkpoints/nds-cvrp.pt)")] = None,
     val_every: Annotated[int, typer.Option(help="validate every N steps")] = 300,
+    val_instances: Annotated[int, typer.Option(help="validation instances")] = 4,
+    val_iterations: Annotated[int, typer.Option(
+        help="ASA iterations per validation instance")] = 40,
     checkpoint_every: Annotated[float, typer.Option(help="seconds between last.pt writes")] = 120.0,
     threads: Annotated[int, typer.Option(help="torch CPU threads (0 = default)")] = 1,
     seed: Annotated[int, typer.Option(help="data and initialisation seed")] = 0,
@@ -50,8 +53,9 @@ def train_nds(
                          run_dir=run_dir or f"runs/nds-{problem}", steps=steps, batch=batch,
                          rollouts=rollouts, remove=remove, episode=episode, warmup=warmup, lr=lr,
                          reward=reward, teacher_steps=teacher_steps, init=init,
-                         val_every=val_every, checkpoint_every=checkpoint_every, threads=threads,
-                         seed=seed)
+                         val_every=val_every, val_instances=val_instances,
+                         val_iterations=val_iterations, checkpoint_every=checkpoint_every,
+                         threads=threads, seed=seed)
     train(cfg, resume=resume)
 
 
