@@ -44,6 +44,11 @@ CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
 FIELDS = ["part", "instance", "problem", "n", "solver", "seed", "time_limit", "cost", "ref",
           "gap", "seconds", "feasible", "offset"]
 PAPER_X = {"NDS (paper, all 84 X)": 4.110, "NDS + IPE+XPE (paper, all 84 X)": 2.828}
+# the 16 X instances (of the 100) that the paper's Table 9 does not list: its 84 are the rest
+NOT_IN_TABLE9 = {"X-n298-k31", "X-n303-k21", "X-n308-k13", "X-n313-k71", "X-n317-k53",
+                 "X-n322-k28", "X-n327-k20", "X-n331-k15", "X-n336-k84", "X-n344-k43",
+                 "X-n351-k40", "X-n359-k29", "X-n367-k17", "X-n376-k94", "X-n384-k52",
+                 "X-n393-k38"}
 # Table 5, N = 500: (objective, gap to the HGS reference in %), 60 s per instance.
 PAPER_TABLE5 = {
     "cvrp": {"HGS (paper, N=500)": (36.66, 0.0), "NDS (paper, N=500)": (36.57, -0.20),
@@ -165,6 +170,10 @@ def x_table(rows: list[dict], solvers: list[str]) -> str:
     complete = [n for n in names if all((n, s) in by for s in solvers)]
     avg = [f"{mean([float(by[n, s]['gap']) for n in complete]):.2f}" for s in solvers]
     out.append(f"| **average ({len(complete)} instances)** | " + " | ".join(avg) + " |")
+    listed = [n for n in complete if n not in NOT_IN_TABLE9]
+    avg = [f"{mean([float(by[n, s]['gap']) for n in listed]):.2f}" for s in solvers]
+    out.append(f"| **average, the {len(listed)} in the paper's Table 9** | " + " | ".join(avg)
+               + " |")
     for label, value in PAPER_X.items():
         out.append(f"| {label} | {value:.2f} |" + " |" * (len(solvers) - 1))
     return "\n".join(out)
