@@ -222,13 +222,15 @@ class NDSPolicy(nn.Module):
         """
         a, v, e = emb.shape
         m = latent.shape[1]
-        if self.config.distance_bias and distance is None:
-            raise ValueError("this policy has a distance bias: pass the distance matrix")
         keys = self.key(emb)  # [A, V, E]
         count = allowed.sum(-1, keepdim=True).clamp_min(1)  # [A, 1]
+        if self.config.distance_bias:
+            if distance is None:
+                raise ValueError("this policy has a distance bias: pass the distance matrix")
+            distance = distance.expand(a, v, v)  # a view: one matrix may serve every image
+        else:
+            distance = None  # a policy without the bias ignores it
         spacing = count.float().sqrt()[:, :, None]  # [A, 1, 1]
-        instance = torch.arange(a)[:, None] if distance is not None and len(distance) > 1 \
-            else torch.zeros(a, 1, dtype=torch.long)  # [A, 1] row of distance per instance
         # sqrt(n) d(first, v) and sqrt(n) d(last, v), [A, M, V]; unused before the first pick
         to_first = to_last = torch.zeros(a, m, v)
         context = (emb * allowed[..., None]).sum(1) / count  # [A, E]
@@ -258,7 +260,7 @@ class NDSPolicy(nn.Module):
             free = free.scatter(2, pick[..., None], False)
             chosen.append(pick)
             if distance is not None:
-                to_last = distance[instance, pick] * spacing  # [A, M, V]
+                to_last = distance[rows, pick] * spacing  # [A, M, V]
                 if t == 0:
                     to_first = to_last
             x = emb[rows, pick].reshape(a * m, e)  # [A*M, E]

@@ -54,6 +54,7 @@ from routecli.models.nds import (
     NDSConfig,
     NDSPolicy,
     default_pe,
+    load_policy,
     node_features,
     policy_checkpoint,
     removable,
@@ -329,15 +330,11 @@ class NDSTrainer:
     def _initialise(self, path: Path) -> None:
         """Start from the weights of the policy checkpoint ``path`` (same architecture; a
         policy without the distance bias starts the bias at its initial value)."""
-        data = torch.load(path, map_location="cpu", weights_only=True)
-        if data.get("kind") != "nds":
-            raise ValueError(f"{path}: not an NDS policy checkpoint")
+        source = load_policy(path)
         ours = self.model.config.to_dict()
-        if {**data["config"], "distance_bias": ours["distance_bias"]} != ours:
+        if {**source.config.to_dict(), "distance_bias": ours["distance_bias"]} != ours:
             raise ValueError(f"{path} has another architecture than this run")
-        missing, unexpected = self.model.load_state_dict(data["model"], strict=False)
-        if unexpected or any(not key.startswith("reach.") for key in missing):
-            raise ValueError(f"{path} does not match this run's policy")
+        self.model.load_state_dict(source.state_dict(), strict=False)  # all but the bias match
 
     def _restore(self, state: dict[str, Any]) -> None:
         if state["config"] != self.model.config.to_dict():
