@@ -232,10 +232,13 @@ def main() -> None:
     if args.part in ("synthetic", "both"):
         synthetic_part(args, rec)
     rec.fh.close()
-    print(f"\nCVRPLIB X, {args.time_limit:g} s per instance (gap to BKS, %)")
-    print(x_table(rec.rows, args.solvers))
-    print(f"\nSynthetic, {args.time_limit:g} s per instance (gap to PyVRP-HGS at the same time, %)")
-    print(synthetic_table(rec.rows, args.solvers, args.problems))
+    if args.part in ("x", "both"):
+        print(f"\nCVRPLIB X, {args.time_limit:g} s per instance (gap to BKS, %)")
+        print(x_table(rec.rows, args.solvers))
+    if args.part in ("synthetic", "both"):
+        print(f"\nSynthetic, {args.time_limit:g} s per instance "
+              "(gap to PyVRP-HGS at the same time, %)")
+        print(synthetic_table(rec.rows, args.solvers, args.problems))
 
 
 if __name__ == "__main__":
