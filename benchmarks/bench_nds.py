@@ -15,7 +15,8 @@ validated by :func:`routecli.solvers.run`:
 
 ``learned`` is NDS with the shipped checkpoint (``checkpoints/nds-<problem>.pt``), ``random`` the
 same search (same rollouts per iteration, same removal count) with uniformly random removals,
-``hgs`` PyVRP. Rows go to a CSV as they come (a rerun skips finished rows).
+``hgs`` PyVRP. Rows go to a CSV as they come (a rerun skips finished rows). Under each table, the
+first solver is compared with each other one on the same instances (wins, paired Wilcoxon test).
 
     .venv/bin/python benchmarks/bench_nds.py --part x --subset all --time-limit 60
     .venv/bin/python benchmarks/bench_nds.py --part synthetic --instances 16 --time-limit 60
@@ -32,6 +33,8 @@ import csv
 import os
 import statistics
 from pathlib import Path
+
+from scipy.stats import wilcoxon
 
 from routecli import generate
 from routecli.bench.sets import pick_cvrplib_x as pick
@@ -158,6 +161,19 @@ def mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
+def paired(values: dict[str, list[float]], solvers: list[str]) -> list[str]:
+    """The first solver against each other one on the same instances (lower is better): wins
+    and the two-sided paired Wilcoxon signed-rank p-value of the differences."""
+    first = solvers[0]
+    out = []
+    for other in solvers[1:]:
+        diff = [a - b for a, b in zip(values[first], values[other])]
+        if any(diff):
+            out.append(f"{first} better than {other} on {sum(d < 0 for d in diff)} of {len(diff)} "
+                       f"(paired Wilcoxon p = {wilcoxon(diff).pvalue:.4f})")
+    return out
+
+
 def x_table(rows: list[dict], solvers: list[str]) -> str:
     rows = [r for r in rows if r["part"] == "x" and r["gap"] != ""]
     names = sorted({r["instance"] for r in rows}, key=lambda s: int(s.split("-")[1][1:]))
@@ -176,6 +192,7 @@ def x_table(rows: list[dict], solvers: list[str]) -> str:
                + " |")
     for label, value in PAPER_X.items():
         out.append(f"| {label} | {value:.2f} |" + " |" * (len(solvers) - 1))
+    out += paired({s: [float(by[n, s]["gap"]) for n in complete] for s in solvers}, solvers)
     return "\n".join(out)
 
 
@@ -191,6 +208,9 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
                 "| method | Obj. | Gap % | Time (s) |", "|---|---|---|---|"]
         for label, (obj, g) in PAPER_TABLE5[problem].items():
             out.append(f"| {label} | {obj:.2f} | {g:+.2f} | 60 |")
+        cost = {(r["instance"], r["solver"]): float(r["cost"]) for r in mine}
+        complete = sorted(n for n in {r["instance"] for r in mine}
+                          if all((n, s) in cost for s in solvers))
         for s in solvers:
             sel = [r for r in mine if r["solver"] == s and r["feasible"] == "True"]
             if not sel:
@@ -200,6 +220,7 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
                     for r in sel if r["ref"] != ""]
             out.append(f"| {s} (ours) | {mean(objs):.2f} | {mean(gaps):+.2f} | "
                        f"{mean([float(r['seconds']) for r in sel]):.1f} |")
+        out += paired({s: [cost[n, s] for n in complete] for s in solvers}, solvers)
     return "\n".join(out)
 
 
