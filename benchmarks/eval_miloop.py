@@ -12,8 +12,10 @@ References are PyVRP (HGS) solutions with --ref-time seconds each, cached on dis
 Long runs (M = 100 x8 takes minutes per instance on a CPU) can be spread over several
 sessions with ``--per-instance FILE.csv``: instances are decoded one block at a time, each
 finished one is appended to the file, and a rerun skips those already there (rows of another
-checkpoint, told apart by its SHA-256, are refused). The summary row is printed once all
-instances are in the file.
+checkpoint, told apart by its SHA-256, are refused). The file is re-read before each block, so a
+second process started with ``--reverse`` on the same file works from the other end and the two
+meet in the middle (two cores, half the wall time; the instance where they meet may be decoded
+twice). A process that finds all instances in the file prints the summary row.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def main() -> None:
     parser.add_argument("--per-instance", type=Path, default=None,
                         help="resumable: append one CSV row per decoded instance, skip done ones")
     parser.add_argument("--block", type=int, default=1, help="instances per decode with --per-instance")
+    parser.add_argument("--reverse", action="store_true",
+                        help="with --per-instance: take the blocks from the last instance down")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -93,8 +97,9 @@ def main() -> None:
         cost = np.array(costs)
     else:
         digest = hashlib.sha256(Path(args.checkpoint).read_bytes()).hexdigest()[:16]
-        done = resume_rows(args.per_instance, digest)
-        for lo in range(0, k, args.block):
+        starts = range(0, k, args.block)
+        for lo in reversed(starts) if args.reverse else starts:
+            done = resume_rows(args.per_instance, digest)
             todo = [i for i in range(lo, min(lo + args.block, k)) if i not in done]
             if not todo:
                 continue
@@ -105,6 +110,11 @@ def main() -> None:
                     done[i] = (c, took / len(costs))
                     writer.writerow([i, digest, c, ref_cost[i], took / len(costs)])
             print(f"{len(done)}/{k} instances, last block {took:.1f} s", flush=True)
+        done = resume_rows(args.per_instance, digest)
+        if len(done) < k:
+            print(f"{len(done)}/{k} instances in {args.per_instance}; "
+                  "the summary comes from the process that completes them", flush=True)
+            return
         cost = np.array([done[i][0] for i in range(k)])
         seconds = sum(done[i][1] for i in range(k))
     row = {
