@@ -161,13 +161,15 @@ def mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
-def paired(values: dict[str, list[float]], solvers: list[str]) -> list[str]:
-    """The first solver against each other one on the same instances (lower is better): wins
-    and the two-sided paired Wilcoxon signed-rank p-value of the differences."""
+def paired(value: dict[tuple[str, str], float], solvers: list[str]) -> list[str]:
+    """The first solver against each other one on the instances all solvers finished (``value``
+    maps (instance, solver); lower is better): wins and the two-sided paired Wilcoxon
+    signed-rank p-value of the differences."""
     first = solvers[0]
+    complete = [n for n, s in value if s == first and all((n, o) in value for o in solvers)]
     out = []
     for other in solvers[1:]:
-        diff = [a - b for a, b in zip(values[first], values[other])]
+        diff = [value[n, first] - value[n, other] for n in complete]
         if any(diff):
             out.append(f"{first} better than {other} on {sum(d < 0 for d in diff)} of {len(diff)} "
                        f"(paired Wilcoxon p = {wilcoxon(diff).pvalue:.4f})")
@@ -192,7 +194,7 @@ def x_table(rows: list[dict], solvers: list[str]) -> str:
                + " |")
     for label, value in PAPER_X.items():
         out.append(f"| {label} | {value:.2f} |" + " |" * (len(solvers) - 1))
-    out += paired({s: [float(by[n, s]["gap"]) for n in complete] for s in solvers}, solvers)
+    out += paired({key: float(r["gap"]) for key, r in by.items()}, solvers)
     return "\n".join(out)
 
 
@@ -208,9 +210,6 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
                 "| method | Obj. | Gap % | Time (s) |", "|---|---|---|---|"]
         for label, (obj, g) in PAPER_TABLE5[problem].items():
             out.append(f"| {label} | {obj:.2f} | {g:+.2f} | 60 |")
-        cost = {(r["instance"], r["solver"]): float(r["cost"]) for r in mine}
-        complete = sorted(n for n in {r["instance"] for r in mine}
-                          if all((n, s) in cost for s in solvers))
         for s in solvers:
             sel = [r for r in mine if r["solver"] == s and r["feasible"] == "True"]
             if not sel:
@@ -220,7 +219,7 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
                     for r in sel if r["ref"] != ""]
             out.append(f"| {s} (ours) | {mean(objs):.2f} | {mean(gaps):+.2f} | "
                        f"{mean([float(r['seconds']) for r in sel]):.1f} |")
-        out += paired({s: [cost[n, s] for n in complete] for s in solvers}, solvers)
+        out += paired({(r["instance"], r["solver"]): float(r["cost"]) for r in mine}, solvers)
     return "\n".join(out)
 
 
