@@ -1,8 +1,35 @@
-"""User-facing errors: the CLI prints their message as one line on stderr and exits with 2."""
+"""User-facing errors: the CLI prints their message as one line on stderr and exits with 2.
+
+Every message goes through :func:`one_line` when the error is created, so a message built from
+a multi-line library error or an echoed 100 KB input line still prints as one readable line;
+fragments of the input quoted inside a message go through :func:`excerpt` first, so the cut
+never falls on the part that names the file, line and field.
+"""
+
+from __future__ import annotations
+
+MAX_MESSAGE = 200  # characters of one error line, the "error: " prefix aside
+MAX_EXCERPT = 40  # characters of input quoted inside a message
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` with every run of whitespace (newlines included) made one space, cut to ``limit``
+    characters (the last one an ellipsis) when longer."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def excerpt(fragment: object, limit: int = MAX_EXCERPT) -> str:
+    """A quoted, shortened piece of input for a message: ``'xxxx…'``."""
+    text = str(fragment)
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 class RoutecliError(Exception):
-    """Base of every error caused by user input (files, options)."""
+    """Base of every error caused by user input (files, options); its message is one line."""
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(one_line(str(message)))
 
 
 class InstanceFormatError(RoutecliError):

@@ -1,20 +1,23 @@
 """Reading instances and solutions, writing solutions, best-known values.
 
-``read_instance`` picks the reader from the file: TSPLIB (``TYPE : TSP``, ``.tsp``) through
-:mod:`routecli.io.tsplib`, everything else (CVRPLIB/VRPLIB ``.vrp``, Solomon ``.txt``)
-through :mod:`routecli.io.cvrplib`.
+``read_instance`` reads a file once and picks the reader from it: TSPLIB (``.tsp`` or
+``TYPE : TSP``) through :mod:`routecli.io.tsplib`, everything else (CVRPLIB/VRPLIB ``.vrp``,
+Solomon ``.txt``) through :mod:`routecli.io.cvrplib`. ``expand_inputs`` turns the paths a user
+gives (files and folders) into instance files.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from routecli.errors import InstanceFormatError
-from routecli.io.bks import best_known, registry
-from routecli.io.cvrplib import read_vrplib
-from routecli.io.solutions import read_solution, solution_suffix, write_solution
-from routecli.io.tsplib import read_text, read_tsp
+from routecli.io.bks import best_known, fingerprint, is_bks_source, registry
+from routecli.io.cvrplib import vrplib_from_text
+from routecli.io.solutions import read_solution, solution_suffix, write_solution, written_by_routecli
+from routecli.io.text import read_text
+from routecli.io.tsplib import tsp_from_text
 from routecli.kernels.distance import RULES
 from routecli.problems import Instance
 
@@ -38,12 +41,31 @@ def read_instance(path: str | Path, rounding: str | None = None) -> Instance:
     """Read any supported instance file; ``rounding`` as the CLI's ``--round``."""
     rule = round_rule(rounding)
     p = Path(path)
-    if p.suffix.lower() == ".tsp" or (p.is_file() and _TSP_TYPE.search(read_text(p)[:2000])):
-        return read_tsp(p, rule)
-    return read_vrplib(p, rule)
+    text = read_text(p)
+    if p.suffix.lower() == ".tsp" or _TSP_TYPE.search(text[:2000]):
+        return tsp_from_text(text, str(p), rule)
+    return vrplib_from_text(text, str(p), rule)
+
+
+def expand_inputs(paths: list[str | Path]) -> list[Path]:
+    """Files as given and folders as their instance files (sorted, by the rule ``bench`` uses
+    for a folder), in order, without repeats; a path that does not exist is an error."""
+    from routecli.bench.sets import resolve  # here: routecli.bench imports routecli.io
+
+    files: list[Path] = []
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            # The trailing separator keeps a folder named like a benchmark set ("tsplib") a folder.
+            files += resolve([os.path.join(str(p), "")])
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise InstanceFormatError(f"{p}: no such file or folder")
+    return list(dict.fromkeys(files))
 
 
 __all__ = [
-    "ROUND_CHOICES", "best_known", "read_instance", "read_solution", "registry",
-    "solution_suffix", "write_solution",
+    "ROUND_CHOICES", "best_known", "expand_inputs", "fingerprint", "is_bks_source", "read_instance",
+    "read_solution", "registry", "solution_suffix", "write_solution", "written_by_routecli",
 ]

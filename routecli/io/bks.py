@@ -1,54 +1,165 @@
-"""Best-known solution values: a packaged registry of TSPLIB optima and CVRPLIB X/AGS values.
+"""Best-known solution values: ``--bks``, a published solution file beside the instance, or a
+packaged registry of TSPLIB optima and CVRPLIB X/AGS values.
 
-``bks.csv`` holds only the published values (set, instance, n, value), as verified against
-the public solution files; CVRPLIB values as of May 2024. TSPLIB ``CEIL_2D`` optima (dsj1000,
-pla7397, pla33810, pla85900) are for the ceiling rule.
+A best-known value is only meaningful for the exact instance it was found on, so neither source
+is trusted by name alone:
+
+- ``bks.csv`` holds, per instance, the published value (verified against the public solution
+  files; CVRPLIB values as of May 2024), the distance rule it is for (``euc2d`` for CVRPLIB,
+  the file's EDGE_WEIGHT_TYPE for TSPLIB: the ``CEIL_2D`` optima of dsj1000, pla7397, pla33810
+  and pla85900 are for the ceiling rule), and a :func:`fingerprint` of the instance's data. A
+  registry value is used only when the name, size, distance rule and fingerprint all match, so
+  ``--round att`` on X-n101-k25, or other coordinates under a registry name, get no BKS instead
+  of a meaningless gap.
+- A sibling solution (``X.sol`` beside ``X.vrp``, ``X.opt.tour`` / ``X.tour`` beside ``X.tsp``)
+  is re-costed under the instance's rule and validated, and used only when the instance is read
+  under the file's own rule (the solution is best-known for that rule, not for a ``--round``
+  override). Files routecli wrote itself are never best-known sources
+  (:func:`~routecli.io.solutions.written_by_routecli`), and a sibling that cannot be read or
+  does not validate is ignored, so a stray file never blocks a solve.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
-from routecli.problems import Instance
+import numpy as np
+
+from routecli.errors import InstanceFormatError
+from routecli.io.cvrplib import is_solomon
+from routecli.io.solutions import read_solution, written_by_routecli
+from routecli.io.tsplib import EDGE_WEIGHT_RULES
+from routecli.problems import Instance, PCVRPInstance, VRPTWInstance, validate
+from routecli.problems.instance import CapacitatedInstance
+
+_EDGE_WEIGHT_TYPE = re.compile(r"^\s*EDGE_WEIGHT_TYPE\s*:\s*(\w+)", re.IGNORECASE | re.MULTILINE)
+
+
+class Entry(NamedTuple):
+    """One registry row."""
+
+    set: str
+    n: int
+    rule: str
+    fingerprint: str
+    value: float
 
 
 @lru_cache(maxsize=1)
-def registry() -> dict[str, tuple[str, int, float]]:
-    """``instance name -> (set, n, best-known value)``."""
+def registry() -> dict[str, Entry]:
+    """``instance name -> Entry``."""
     text = resources.files("routecli.io").joinpath("bks.csv").read_text()
-    return {row["instance"]: (row["set"], int(row["n"]), float(row["bks"]))
+    return {row["instance"]: Entry(row["set"], int(row["n"]), row["rule"], row["fingerprint"],
+                                   float(row["bks"]))
             for row in csv.DictReader(text.splitlines())}
 
 
+def fingerprint(instance: Instance) -> str:
+    """16 hex digits of SHA-256 over what determines the optimum: the problem, the capacity and
+    the node table (coordinates or the matrix, demands, windows, prizes).
+
+    Customers are sorted (the depot stays first), so renumbering the nodes of a file keeps its
+    fingerprint, while any changed number changes it. The distance rule is not part of it: the
+    registry records the rule separately so that a mismatch can be told apart.
+    """
+    metric = instance.metric  # type: ignore[union-attr]
+    columns = [metric.matrix] if metric.rule == "explicit" else [metric.coords]
+    capacity = 0.0
+    if isinstance(instance, CapacitatedInstance):
+        capacity = float(instance.capacity)
+        columns.append(instance.demands[:, None])
+    if isinstance(instance, VRPTWInstance):
+        columns += [instance.ready[:, None], instance.due[:, None], instance.service[:, None]]
+    if isinstance(instance, PCVRPInstance):
+        columns.append(instance.prizes[:, None])
+    table = np.hstack([np.asarray(c, np.float64) for c in columns]) + 0.0  # -0.0 becomes 0.0
+    if metric.rule != "explicit":  # a matrix is tied to its numbering; coordinates are not
+        fixed = 1 if isinstance(instance, CapacitatedInstance) else 0
+        rest = table[fixed:]
+        table = np.vstack([table[:fixed], rest[np.lexsort(rest.T[::-1])]])
+    digest = hashlib.sha256(f"{instance.problem}|{capacity!r}|{table.shape}|".encode())
+    digest.update(np.ascontiguousarray(table, "<f8").tobytes())
+    return digest.hexdigest()[:16]
+
+
+def declared_rule(path: str | Path) -> str | None:
+    """The distance rule the instance file declares (from its header), ``None`` if unknown."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536).decode("latin-1")
+    except OSError:
+        return None
+    if is_solomon(head):
+        return "exact"
+    found = _EDGE_WEIGHT_TYPE.search(head)
+    if found is None:
+        return None
+    ewt = found.group(1).upper()
+    return "exact" if ewt == "EXACT_2D" else EDGE_WEIGHT_RULES.get(ewt)
+
+
+def _solution_suffixes(problem: str) -> tuple[str, ...]:
+    return (".opt.tour", ".tour") if problem in ("tsp", "pdtsp") else (".sol",)
+
+
 def sibling_solution(path: str | Path, problem: str) -> Path | None:
-    """``X.opt.tour`` / ``X.tour`` (TSP, PDTSP) or ``X.sol`` next to instance file ``X.*``."""
+    """``X.opt.tour`` / ``X.tour`` (TSP, PDTSP) or ``X.sol`` next to instance file ``X.*``, unless
+    routecli wrote it."""
     p = Path(path)
-    suffixes = (".opt.tour", ".tour") if problem in ("tsp", "pdtsp") else (".sol",)
-    for candidate in (p.with_suffix(s) for s in suffixes):
-        if candidate.is_file():
+    for candidate in (p.with_suffix(s) for s in _solution_suffixes(problem)):
+        if candidate.is_file() and not written_by_routecli(candidate):
             return candidate
     return None
 
 
+def is_bks_source(path: str | Path) -> bool:
+    """Whether ``best_known`` would read ``path`` as the best-known solution of an instance file
+    beside it: an existing ``.sol`` / ``.tour`` / ``.opt.tour`` that routecli did not write,
+    next to an instance file of the same stem ``X`` (``X.tsp``, ``X.vrp``, ``X.txt``: the
+    suffixes ``bench`` takes from a folder). It does not open the instance, so a ``.sol`` beside
+    a TSP file counts too: refusing to overwrite it is harmless.
+    """
+    from routecli.bench.sets import INSTANCE_SUFFIXES  # here: routecli.bench imports routecli.io
+
+    p = Path(path)
+    if not p.is_file() or written_by_routecli(p):
+        return False
+    stems = [p.name[: -len(s)] for s in (".opt.tour", ".tour", ".sol") if p.name.endswith(s)]
+    return any((p.parent / f"{stem}{suffix}").is_file()
+               for stem in stems if stem for suffix in INSTANCE_SUFFIXES)
+
+
+def _recost(sibling: Path, instance: Instance) -> float | None:
+    """The cost of a sibling solution under the instance's rule, ``None`` if unusable."""
+    try:
+        solution = read_solution(sibling, instance)
+    except InstanceFormatError:
+        return None
+    if validate(instance, solution):
+        return None
+    return float(instance.cost(solution))  # type: ignore[arg-type]
+
+
 def best_known(instance: Instance, path: str | Path | None = None,
                given: float | None = None) -> tuple[float | None, str]:
-    """Best-known value and where it came from: ``given``, a sibling solution file re-costed
-    under the instance's own rule, or the registry (matched by instance name)."""
+    """Best-known value and where it came from (``"--bks"``, the sibling file's name,
+    ``"registry"``), or ``(None, "")``: see the module docstring for when each source counts."""
     if given is not None:
         return given, "--bks"
-    if path is not None:
+    rule = instance.metric.rule  # type: ignore[union-attr]
+    if path is not None and declared_rule(path) == rule:
         sibling = sibling_solution(path, instance.problem)
-        if sibling is not None:
-            from routecli.io.solutions import read_solution
-            from routecli.problems import validate
-
-            solution = read_solution(sibling, instance)
-            if not validate(instance, solution):
-                return instance.cost(solution), sibling.name  # type: ignore[arg-type]
+        value = _recost(sibling, instance) if sibling is not None else None
+        if value is not None:
+            return value, sibling.name  # type: ignore[union-attr]
     entry = registry().get(instance.name)
-    if entry is not None and entry[1] == instance.size:
-        return entry[2], "registry"
+    if (entry is not None and entry.n == instance.size and entry.rule == rule
+            and entry.fingerprint == fingerprint(instance)):
+        return entry.value, "registry"
     return None, ""

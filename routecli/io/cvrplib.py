@@ -1,9 +1,12 @@
-"""CVRPLIB / VRPLIB instances (``.vrp``, Solomon ``.txt``) through the ``vrplib`` package.
+"""CVRPLIB / VRPLIB instances (``.vrp``) and Solomon files (``.txt``): CVRP, VRPTW or PCVRP.
 
-``vrplib`` does the parsing; this module checks what it returns (dimension, sections, demands
-against capacity, windows) so that a malformed file fails with one precise message, and maps
-the data onto CVRP, VRPTW or PCVRP instances. Edge weights are never materialised here: the
-instance's :class:`~routecli.problems.Metric` computes them under the file's rule.
+The files are split by :mod:`routecli.io.text` (the TSPLIB layout VRPLIB extends) rather than
+by the ``vrplib`` package, whose parser loses line numbers, ends a file at any line containing
+``EOF``, turns garbage into ``-1`` in Solomon files and raises multi-line messages. Every number
+is checked (finite, within :func:`~routecli.io.text.magnitude_bound`, demands, capacity, times
+and prizes non-negative) and an error names its line and field. Edge weights are never
+materialised for coordinate files: the instance's :class:`~routecli.problems.Metric` computes
+them under the file's rule.
 """
 
 from __future__ import annotations
@@ -11,18 +14,32 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from vrplib.parse import parse_solomon, parse_vrplib
 
-from routecli.errors import InstanceFormatError
-from routecli.io.tsplib import EDGE_WEIGHT_RULES, explicit_matrix, read_text
+from routecli.errors import InstanceFormatError, excerpt
+from routecli.io.text import (
+    Section,
+    Spec,
+    check_values,
+    dimension,
+    magnitude_bound,
+    node_table,
+    parse,
+    read_text,
+)
+from routecli.io.tsplib import edge_weight_rule, instance_metric
 from routecli.problems import CVRPInstance, Instance, Metric, PCVRPInstance, VRPTWInstance
 
-KNOWN_FIELDS = {
-    "name", "comment", "type", "dimension", "capacity", "edge_weight_type", "edge_weight_format",
-    "edge_data_format", "node_coord_type", "display_data_type", "vehicles", "distance",
-    "node_coord", "demand", "depot", "edge_weight", "time_window", "service_time", "prize",
-    "display_data", "num_vehicles",
+SPEC_KEYS = {
+    "NAME", "COMMENT", "TYPE", "DIMENSION", "CAPACITY", "EDGE_WEIGHT_TYPE", "EDGE_WEIGHT_FORMAT",
+    "EDGE_DATA_FORMAT", "NODE_COORD_TYPE", "DISPLAY_DATA_TYPE", "VEHICLES", "DISTANCE",
+    "SERVICE_TIME", "NUM_VEHICLES",
 }
+SECTION_KEYS = {
+    "NODE_COORD_SECTION", "DEMAND_SECTION", "DEPOT_SECTION", "EDGE_WEIGHT_SECTION",
+    "TIME_WINDOW_SECTION", "SERVICE_TIME_SECTION", "PRIZE_SECTION", "DISPLAY_DATA_SECTION",
+}
+SOLOMON_COLUMNS = ("x", "y", "demand", "ready time", "due time", "service time")
+SOLOMON_HEADER = (("VEHICLE", 1), ("NUMBER", 2), ("CUSTOMER", 4), ("CUST", 5))  # word, line index
 
 
 def is_solomon(text: str) -> bool:
@@ -33,101 +50,151 @@ def is_solomon(text: str) -> bool:
 
 
 def read_vrplib(path: str | Path, round_rule: str | None = None) -> Instance:
-    source = str(path)
-    text = read_text(path)
-    fmt = "solomon" if is_solomon(text) else "vrplib"
-    try:
-        data = parse_solomon(text, compute_edge_weights=False) if fmt == "solomon" \
-            else parse_vrplib(text, compute_edge_weights=False)
-    except Exception as exc:  # vrplib raises bare ValueError/IndexError on malformed text
-        raise InstanceFormatError(f"{source}: cannot parse as {fmt.upper()} ({exc})") from None
-    unknown = sorted(set(data) - KNOWN_FIELDS)
-    if unknown:
-        raise InstanceFormatError(f"{source}: unknown field {unknown[0].upper()!r}")
-    name = str(data.get("name") or Path(path).stem)
-    if fmt == "solomon":
-        n = len(data.get("node_coord", []))
-        rule = round_rule or "exact"
-    else:
-        n = _int_field(data, "dimension", source)
-        ewt = str(data.get("edge_weight_type", "")).upper()
-        if not ewt:
-            raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_TYPE")
-        if ewt not in EDGE_WEIGHT_RULES and ewt != "EXACT_2D":
-            raise InstanceFormatError(f"{source}: unsupported EDGE_WEIGHT_TYPE {ewt!r}")
-        rule = round_rule or ("exact" if ewt == "EXACT_2D" else EDGE_WEIGHT_RULES[ewt])
-    metric = _metric(data, n, rule, source)
-    if "capacity" not in data:
+    """A CVRP, VRPTW or PCVRP from a VRPLIB or Solomon file; ``round_rule`` overrides its rule."""
+    return vrplib_from_text(read_text(path), str(path), round_rule)
+
+
+def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> Instance:
+    if is_solomon(text):
+        return solomon_from_text(text, source, round_rule)
+    spec, sections = parse(text, source, SPEC_KEYS, SECTION_KEYS)
+    n = dimension(spec, source)
+    ewt = edge_weight_rule(spec, source, extra=("EXACT_2D",))
+    metric = instance_metric(spec, sections, n, ewt, round_rule, source)
+    if "CAPACITY" not in spec:
         raise InstanceFormatError(f"{source}: missing CAPACITY")
-    capacity = _number(data["capacity"], "CAPACITY", source)
-    demands = _per_node(data, "demand", n, source)
-    depots = np.atleast_1d(np.asarray(data.get("depot", [0]))).astype(np.int64)
-    if depots.size != 1 or depots[0] != 0:
-        raise InstanceFormatError(f"{source}: only a single depot at node 1 is supported")
-    over = np.flatnonzero(demands > capacity)
+    capacity = _capacity(spec["CAPACITY"].value, f"line {spec['CAPACITY'].line}: CAPACITY", n, source)
+    demands = _node_values(sections, "DEMAND_SECTION", n, ("demand",), source)
+    _check_depot(sections, source)
+    _check_fits(demands, capacity, "DEMAND_SECTION", source)
+    name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
+    if "TIME_WINDOW_SECTION" in sections:
+        windows = _node_values(sections, "TIME_WINDOW_SECTION", n, ("ready time", "due time"),
+                               source)
+        service = _service_times(spec, sections, n, source)
+        _check_windows(windows, "TIME_WINDOW_SECTION", source)
+        return VRPTWInstance(name, metric, demands[0][:, 0], capacity, windows[0][:, 0],
+                             windows[0][:, 1], service)
+    if "PRIZE_SECTION" in sections:
+        prizes = _node_values(sections, "PRIZE_SECTION", n, ("prize",), source)[0][:, 0]
+        return PCVRPInstance(name, metric, demands[0][:, 0], capacity, prizes)
+    return CVRPInstance(name, metric, demands[0][:, 0], capacity)
+
+
+def _number(text: str, where: str, source: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InstanceFormatError(f"{source}: {where} must be a number, got {excerpt(text)}") from None
+
+
+def _capacity(text: str, where: str, n: int, source: str) -> float:
+    """A finite capacity in (0, bound]; ``where`` is ``line L: FIELD``."""
+    value = _number(text, where, source)
+    bound = magnitude_bound(n)
+    if not 0 < value <= bound:
+        raise InstanceFormatError(f"{source}: {where} is {value:g}; it must be a number > 0 "
+                                  f"and <= {bound:g}")
+    return value
+
+
+def _node_values(sections: dict[str, Section], key: str, n: int, columns: tuple[str, ...],
+                 source: str) -> tuple[np.ndarray, np.ndarray]:
+    """Checked non-negative ``[n, k]`` values of a per-node section and each node's line."""
+    if key not in sections:
+        raise InstanceFormatError(f"{source}: missing {key}")
+    values, lines = node_table(sections[key], n, columns, source)
+    check_values(values, lines, key, columns, source)
+    return values, lines
+
+
+def _check_depot(sections: dict[str, Section], source: str) -> None:
+    """One depot, node 1 (the default when DEPOT_SECTION is absent)."""
+    if "DEPOT_SECTION" not in sections:
+        return
+    section = sections["DEPOT_SECTION"]
+    values = section.values(source)
+    depots = values[: np.flatnonzero(values == -1)[0]] if (values == -1).any() else values
+    if depots.size != 1 or depots[0] != 1:
+        shown = " ".join(f"{v:g}" for v in depots[:5]) or "none"
+        raise InstanceFormatError(f"{source}: {section.where()}: only a single depot at node 1 is "
+                                  f"supported, got {shown}")
+
+
+def _check_fits(demands: tuple[np.ndarray, np.ndarray], capacity: float, section: str,
+                source: str, first_id: int = 1) -> None:
+    """No demand above the capacity (no route could serve it); file ids start at ``first_id``."""
+    values, lines = demands
+    over = np.flatnonzero(values[:, 0] > capacity)
     if over.size:
         i = int(over[0])
+        node = i + first_id
         raise InstanceFormatError(
-            f"{source}: infeasible: demand {demands[i]:g} of node {i + 1} exceeds capacity {capacity:g}")
-    if "time_window" in data:
-        tw = np.asarray(data["time_window"], np.float64)
-        if tw.shape != (n, 2):
-            raise InstanceFormatError(f"{source}: TIME_WINDOW_SECTION needs {n} rows of 2 values")
-        service = (_per_node(data, "service_time", n, source) if np.ndim(data.get("service_time"))
-                   else np.full(n, float(data.get("service_time", 0.0))))
-        bad = np.flatnonzero(tw[:, 0] > tw[:, 1])
-        if bad.size:
-            raise InstanceFormatError(
-                f"{source}: time window of node {bad[0] + 1} opens after it closes")
-        return VRPTWInstance(name, metric, demands, capacity, tw[:, 0], tw[:, 1], service)
-    if "prize" in data:
-        return PCVRPInstance(name, metric, demands, capacity, _per_node(data, "prize", n, source))
-    return CVRPInstance(name, metric, demands, capacity)
+            f"{source}: line {lines[i]}: {section}: infeasible: demand {values[i, 0]:g} of "
+            f"node {node} exceeds capacity {capacity:g}")
 
 
-def _metric(data: dict, n: int, rule: str, source: str) -> Metric:
-    if rule == "explicit":
-        if "edge_weight" not in data:
-            raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_SECTION")
-        values = np.asarray(data["edge_weight"], np.float64)
-        if values.shape == (n, n):  # vrplib already expanded FULL_MATRIX / LOWER_ROW
-            return Metric("explicit", matrix=values)
-        fmt = str(data.get("edge_weight_format", "FULL_MATRIX"))
-        return Metric("explicit", matrix=explicit_matrix(values.ravel(), n, fmt, source))
-    if "node_coord" not in data:
-        raise InstanceFormatError(f"{source}: missing NODE_COORD_SECTION")
-    coords = np.asarray(data["node_coord"], np.float64)
-    if coords.ndim != 2 or coords.shape[1] != 2:
-        raise InstanceFormatError(f"{source}: NODE_COORD_SECTION rows must be 'id x y'")
-    if len(coords) != n:
+def _service_times(spec: dict[str, Spec], sections: dict[str, Section], n: int,
+                   source: str) -> np.ndarray:
+    """SERVICE_TIME_SECTION, or one SERVICE_TIME for every customer (0 at the depot), else 0."""
+    if "SERVICE_TIME_SECTION" in sections:
+        if "SERVICE_TIME" in spec:
+            raise InstanceFormatError(f"{source}: line {spec['SERVICE_TIME'].line}: SERVICE_TIME "
+                                      "is given both as a field and as a section")
+        return _node_values(sections, "SERVICE_TIME_SECTION", n, ("service time",), source)[0][:, 0]
+    service = np.zeros(n)
+    if "SERVICE_TIME" in spec:
+        entry = spec["SERVICE_TIME"]
+        value = _number(entry.value, f"line {entry.line}: SERVICE_TIME", source)
+        check_values(np.array([[value]]), np.array([entry.line]), "SERVICE_TIME", ("service time",),
+                     source)
+        service[1:] = value
+    return service
+
+
+def _check_windows(windows: tuple[np.ndarray, np.ndarray], section: str, source: str,
+                   first_id: int = 1) -> None:
+    """Every window opens no later than it closes; file ids start at ``first_id``."""
+    values, lines = windows
+    bad = np.flatnonzero(values[:, 0] > values[:, 1])
+    if bad.size:
+        i = int(bad[0])
+        node = i + first_id
         raise InstanceFormatError(
-            f"{source}: NODE_COORD_SECTION has {len(coords)} nodes, DIMENSION says {n}")
-    return Metric(rule, coords=coords)
+            f"{source}: line {lines[i]}: {section}: time window of node {node} opens after "
+            f"it closes ({values[i, 0]:g} > {values[i, 1]:g})")
 
 
-def _int_field(data: dict, key: str, source: str) -> int:
-    if key not in data:
-        raise InstanceFormatError(f"{source}: missing {key.upper()}")
-    value = data[key]
-    if not isinstance(value, int | np.integer):
-        raise InstanceFormatError(f"{source}: {key.upper()} must be an integer, got {value!r}")
-    return int(value)
-
-
-def _number(value: object, key: str, source: str) -> float:
-    if not isinstance(value, int | float | np.integer | np.floating):
-        raise InstanceFormatError(f"{source}: {key} must be a number, got {value!r}")
-    return float(value)
-
-
-def _per_node(data: dict, key: str, n: int, source: str) -> np.ndarray:
-    section = f"{key.upper()}_SECTION"
-    if key not in data:
-        raise InstanceFormatError(f"{source}: missing {section}")
-    try:
-        values = np.asarray(data[key], np.float64).ravel()
-    except (TypeError, ValueError):
-        raise InstanceFormatError(f"{source}: non-numeric value in {section}") from None
-    if values.size != n:
-        raise InstanceFormatError(f"{source}: {section} has {values.size} values for {n} nodes")
-    return values
+def solomon_from_text(text: str, source: str, round_rule: str | None = None) -> VRPTWInstance:
+    """A VRPTW from a Solomon file: a name, a VEHICLE block (``NUMBER CAPACITY`` then the two
+    values), a CUSTOMER block (the column names, then rows ``id x y demand ready due service``
+    with ids 0..n-1, 0 the depot); exact Euclidean distances unless ``round_rule`` says
+    otherwise. Blank lines do not count."""
+    lines = [(k, line.strip()) for k, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    for word, k in SOLOMON_HEADER:
+        if len(lines) <= k:
+            raise InstanceFormatError(f"{source}: the file ends before the {word} line (Solomon format)")
+        if not lines[k][1].upper().startswith(word):
+            raise InstanceFormatError(f"{source}: line {lines[k][0]}: expected a line starting with "
+                                      f"{word!r} (Solomon format), got {excerpt(lines[k][1])}")
+    vehicles = Section("VEHICLE", lines[2][0], [lines[3][0]], [lines[3][1].split()])
+    count = vehicles.table(2, "NUMBER CAPACITY", source)[0, 0]
+    if not (count >= 1 and count == np.floor(count) and np.isfinite(count)):
+        raise InstanceFormatError(f"{source}: {vehicles.where(0)}: the vehicle NUMBER is "
+                                  f"{count:g}; it must be a positive integer")
+    customers = Section("CUSTOMER", lines[5][0], [k for k, _ in lines[6:]],
+                        [line.split() for _, line in lines[6:]])
+    n = len(customers.rows)
+    if n < 2:
+        raise InstanceFormatError(f"{source}: {customers.where()}: needs a depot row and at least "
+                                  f"one customer row, got {n} rows")
+    values, node_lines = node_table(customers, n, SOLOMON_COLUMNS, source, first_id=0)
+    check_values(values[:, :2], node_lines, "CUSTOMER", SOLOMON_COLUMNS[:2], source, first_id=0,
+                 nonnegative=False)
+    check_values(values[:, 2:], node_lines, "CUSTOMER", SOLOMON_COLUMNS[2:], source, first_id=0)
+    capacity = _capacity(vehicles.rows[0][1], f"line {lines[3][0]}: CAPACITY", n, source)
+    _check_fits((values[:, 2:3], node_lines), capacity, "CUSTOMER", source, first_id=0)
+    _check_windows((values[:, 3:5], node_lines), "CUSTOMER", source, first_id=0)
+    metric = Metric(round_rule or "exact", coords=values[:, :2])
+    return VRPTWInstance(lines[0][1], metric, values[:, 2], capacity, values[:, 3], values[:, 4],
+                         values[:, 5])

@@ -1,15 +1,19 @@
 """Solution files: CVRPLIB ``.sol`` (``Route #k: ...`` lines and ``Cost``) and TSPLIB ``.tour``.
 
 Writes are atomic: text goes to a temporary file in the same folder, then is renamed, so a
-failed run never leaves a half-written solution behind.
+failed run never leaves a half-written solution behind. Every file routecli writes carries
+:data:`~routecli.io.tsplib.WRITER_MARK` (a ``#`` comment line in a ``.sol``, which ``vrplib``
+skips; the COMMENT of a ``.tour``), so it is never mistaken for a published best-known solution.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from routecli.errors import InstanceFormatError
-from routecli.io.tsplib import format_tour, read_text, read_tour
+from routecli.errors import InstanceFormatError, excerpt
+from routecli.io.text import read_text
+from routecli.io.tsplib import WRITER_MARK, format_tour, read_tour
 from routecli.io.writers import write_text_atomic
 from routecli.problems import Instance, Routes, Solution, Tour
 
@@ -18,7 +22,21 @@ def format_sol(solution: Routes, cost: float) -> str:
     lines = [f"Route #{k + 1}: " + " ".join(str(int(c)) for c in route)
              for k, route in enumerate(solution.routes)]
     cost_text = f"{cost:.0f}" if float(cost).is_integer() else f"{cost:.6f}"
-    return "\n".join([*lines, f"Cost {cost_text}"]) + "\n"
+    return "\n".join([f"# {WRITER_MARK}", *lines, f"Cost {cost_text}"]) + "\n"
+
+
+# The mark, or the COMMENT routecli wrote into tours before the mark existed.
+_ROUTECLI_HEAD = re.compile(rf"{WRITER_MARK}|^COMMENT\s*:.*\(routecli\)\s*$", re.MULTILINE)
+
+
+def written_by_routecli(path: str | Path) -> bool:
+    """Whether ``path`` is a solution file routecli wrote (its first lines carry the mark)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1024).decode("latin-1")
+    except OSError:
+        return False
+    return bool(_ROUTECLI_HEAD.search("\n".join(head.splitlines()[:5])))
 
 
 def parse_sol(path: str | Path) -> tuple[Routes, float | None]:
@@ -37,7 +55,7 @@ def parse_sol(path: str | Path) -> tuple[Routes, float | None]:
             elif head.lower().startswith("cost"):
                 cost = float(line.split()[1] if not rest else rest.split()[0])
         except (ValueError, IndexError):
-            raise InstanceFormatError(f"{source}: line {number}: cannot read {line[:40]!r}") from None
+            raise InstanceFormatError(f"{source}: line {number}: cannot read {excerpt(line)}") from None
     if not routes:
         raise InstanceFormatError(f"{source}: no 'Route #k:' lines")
     return Routes(routes), cost
@@ -70,4 +88,10 @@ def read_solution(path: str | Path, instance: Instance) -> Solution:
             raise InstanceFormatError(f"{path}: a {instance.problem.upper()} solution is a .tour file")
         return Tour(read_tour(path, instance.metric.size))  # type: ignore[union-attr]
     routes, _ = parse_sol(path)
+    customers = instance.metric.size - 1  # type: ignore[union-attr]
+    for k, route in enumerate(routes.routes):
+        outside = route[(route < 1) | (route > customers)]
+        if outside.size:
+            raise InstanceFormatError(f"{path}: route {k + 1} visits customer {outside[0]}; the "
+                                      f"instance has customers 1..{customers}")
     return routes

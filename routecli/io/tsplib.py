@@ -1,9 +1,11 @@
 """A fast reader for the TSPLIB 95 format (``.tsp``, ``.tour``) and writers for tours.
 
 tsplib95 parses line by line into Python objects and takes tens of seconds on ``pla85900``;
-this reader splits the file into keyword blocks and converts each block with one numpy call.
-Supported: NODE_COORD_SECTION with EUC_2D, CEIL_2D, ATT, GEO (and float files read with
-``round_rule="exact"``), EXPLICIT matrices in every TSPLIB EDGE_WEIGHT_FORMAT.
+this reader splits the file into keyword blocks (:mod:`routecli.io.text`) and converts each
+block with one numpy call. Supported: NODE_COORD_SECTION with EUC_2D, CEIL_2D, ATT, GEO (and
+any coordinate file read with another ``round_rule``), EXPLICIT matrices in every TSPLIB
+EDGE_WEIGHT_FORMAT. Every number is checked (finite, within :func:`magnitude_bound`, weights
+non-negative with a zero diagonal and a symmetric full matrix) and an error names its line.
 """
 
 from __future__ import annotations
@@ -12,7 +14,17 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError
+from routecli.errors import InstanceFormatError, excerpt
+from routecli.io.text import (
+    Section,
+    Spec,
+    check_values,
+    dimension,
+    magnitude_bound,
+    node_table,
+    parse,
+    read_text,
+)
 from routecli.problems import Metric, TSPInstance
 
 SPEC_KEYS = {
@@ -25,145 +37,192 @@ SECTION_KEYS = {
 }
 EDGE_WEIGHT_RULES = {"EUC_2D": "euc2d", "CEIL_2D": "ceil2d", "ATT": "att", "GEO": "geo",
                      "EXPLICIT": "explicit"}
+# Row-wise upper == column-wise lower, and vice versa: both list the same index order.
+# format -> (diagonal offset of the triangle, upper triangle?)
+TRIANGLES = {
+    "UPPER_ROW": (1, True), "LOWER_COL": (1, True), "UPPER_DIAG_ROW": (0, True),
+    "LOWER_DIAG_COL": (0, True), "LOWER_ROW": (-1, False), "UPPER_COL": (-1, False),
+    "LOWER_DIAG_ROW": (0, False), "UPPER_DIAG_COL": (0, False),
+}
+WRITER_MARK = "written by routecli"  # in every solution file routecli writes (see is_bks_source)
 
 
-def read_text(path: str | Path) -> str:
-    """File contents as text; a clear error for missing, empty or binary files."""
-    p = Path(path)
-    if not p.is_file():
-        raise InstanceFormatError(f"{p}: no such file")
-    raw = p.read_bytes()
-    if not raw.strip():
-        raise InstanceFormatError(f"{p}: the file is empty")
-    if b"\x00" in raw[:4096]:
-        raise InstanceFormatError(f"{p}: binary data, not a TSPLIB/VRPLIB text file")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        try:
-            return raw.decode("latin-1")
-        except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes any byte string
-            raise InstanceFormatError(f"{p}: not a text file") from None
-
-
-def parse(text: str, source: str) -> tuple[dict[str, str], dict[str, np.ndarray]]:
-    """Split TSPLIB text into its specification (``KEY: value``) and numeric sections."""
-    spec: dict[str, str] = {}
-    sections: dict[str, np.ndarray] = {}
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i].strip()
-        i += 1
-        if not line:
-            continue
-        key, sep, value = line.partition(":")
-        key = key.strip().upper()
-        if key == "EOF":
-            break
-        if key in SECTION_KEYS:
-            start = i
-            while i < len(lines) and not _starts_keyword(lines[i]):
-                i += 1
-            block = " ".join(lines[start:i]).split()
-            try:
-                sections[key] = np.array(block, dtype=np.float64)
-            except ValueError:
-                bad = next(tok for tok in block if not _is_number(tok))
-                raise InstanceFormatError(
-                    f"{source}: non-numeric value {bad!r} in {key}") from None
-            continue
-        if key in SPEC_KEYS:
-            spec[key] = value.strip().strip('"')
-            continue
-        if not sep:
-            raise InstanceFormatError(
-                f"{source}: line {i}: expected 'KEY : value' or a section name, got {line[:40]!r}")
-        raise InstanceFormatError(f"{source}: unknown field {key!r} (line {i})")
-    return spec, sections
-
-
-def _starts_keyword(line: str) -> bool:
-    s = line.lstrip()
-    return bool(s) and (s[0].isalpha() or s[0] == "_")
-
-
-def _is_number(tok: str) -> bool:
-    try:
-        float(tok)
-    except ValueError:
-        return False
-    return True
-
-
-def dimension(spec: dict[str, str], source: str) -> int:
-    if "DIMENSION" not in spec:
-        raise InstanceFormatError(f"{source}: missing DIMENSION")
-    try:
-        n = int(spec["DIMENSION"])
-    except ValueError:
-        raise InstanceFormatError(
-            f"{source}: DIMENSION must be an integer, got {spec['DIMENSION']!r}") from None
-    if n < 1:
-        raise InstanceFormatError(f"{source}: DIMENSION must be positive, got {n}")
-    return n
-
-
-def node_coords(sections: dict[str, np.ndarray], n: int, source: str) -> np.ndarray:
-    """``[n, 2]`` coordinates from NODE_COORD_SECTION (``id x y`` rows, ids 1..n)."""
-    if "NODE_COORD_SECTION" not in sections:
-        raise InstanceFormatError(f"{source}: missing NODE_COORD_SECTION")
-    flat = sections["NODE_COORD_SECTION"]
-    if flat.size % 3 or flat.size // 3 != n:
-        rows = flat.size / 3
-        raise InstanceFormatError(
-            f"{source}: NODE_COORD_SECTION has {rows:g} rows of 'id x y', DIMENSION says {n}")
-    table = flat.reshape(n, 3)
-    ids = table[:, 0].astype(np.int64)
-    if not np.array_equal(np.sort(ids), np.arange(1, n + 1)):
-        raise InstanceFormatError(f"{source}: node ids in NODE_COORD_SECTION are not 1..{n}")
-    coords = np.empty((n, 2))
-    coords[ids - 1] = table[:, 1:]
+def node_coords(sections: dict[str, Section], n: int, source: str,
+                key: str = "NODE_COORD_SECTION") -> np.ndarray:
+    """``[n, 2]`` coordinates from rows ``id x y`` (ids 1..n in any order), each checked."""
+    if key not in sections:
+        raise InstanceFormatError(f"{source}: missing {key}")
+    coords, lines = node_table(sections[key], n, ("x", "y"), source)
+    check_values(coords, lines, key, ("x", "y"), source, nonnegative=False)
     return coords
 
 
-def explicit_matrix(values: np.ndarray, n: int, fmt: str, source: str) -> np.ndarray:
-    """``[n, n]`` symmetric matrix from an EDGE_WEIGHT_SECTION in format ``fmt``."""
-    fmt = fmt.upper()
+def values_needed(n: int, fmt: str, source: str) -> int:
+    """How many numbers an EDGE_WEIGHT_SECTION of dimension ``n`` in ``fmt`` holds."""
     if fmt == "FULL_MATRIX":
-        if values.size != n * n:
-            raise InstanceFormatError(
-                f"{source}: FULL_MATRIX of dimension {n} needs {n * n} values, got {values.size}")
-        return values.reshape(n, n)
-    # Row-wise upper == column-wise lower, and vice versa: both list the same index order.
-    layouts = {
-        "UPPER_ROW": (1, True), "LOWER_COL": (1, True), "UPPER_DIAG_ROW": (0, True),
-        "LOWER_DIAG_COL": (0, True), "LOWER_ROW": (-1, False), "UPPER_COL": (-1, False),
-        "LOWER_DIAG_ROW": (0, False), "UPPER_DIAG_COL": (0, False),
-    }
-    if fmt not in layouts:
-        raise InstanceFormatError(f"{source}: unsupported EDGE_WEIGHT_FORMAT {fmt!r}")
-    offset, upper = layouts[fmt]
-    rows, cols = np.triu_indices(n, k=offset) if upper else np.tril_indices(n, k=offset)
-    if values.size != rows.size:
+        return n * n
+    if fmt not in TRIANGLES:
+        raise InstanceFormatError(f"{source}: unsupported EDGE_WEIGHT_FORMAT {excerpt(fmt)}")
+    offset = TRIANGLES[fmt][0]
+    return n * (n + 1) // 2 if offset == 0 else n * (n - 1) // 2
+
+
+def _triangle(n: int, fmt: str) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column of each number of a triangular section in ``fmt``."""
+    offset, upper = TRIANGLES[fmt]
+    return np.triu_indices(n, k=offset) if upper else np.tril_indices(n, k=offset)
+
+
+def _position(n: int, fmt: str, k: int) -> tuple[int, int]:
+    """0-based (row, column) of the ``k``-th number of a section in ``fmt``."""
+    if fmt == "FULL_MATRIX":
+        row, col = divmod(k, n)
+        return row, col
+    rows, cols = _triangle(n, fmt)
+    return int(rows[k]), int(cols[k])
+
+
+def _index(n: int, fmt: str, row: int, col: int) -> int:
+    """Which number of a section in ``fmt`` holds entry (``row``, ``col``)."""
+    if fmt == "FULL_MATRIX":
+        return row * n + col
+    rows, cols = _triangle(n, fmt)
+    return int(np.flatnonzero((rows == row) & (cols == col))[0])
+
+
+def explicit_matrix(values: np.ndarray, n: int, fmt: str, source: str) -> np.ndarray:
+    """``[n, n]`` matrix from the numbers of an EDGE_WEIGHT_SECTION in format ``fmt`` (a
+    triangle is mirrored; a full matrix is taken as it is).
+
+    The count is checked against ``n`` by arithmetic before anything of size ``n`` is allocated,
+    so a file declaring ``DIMENSION : 1000000000`` fails at once instead of exhausting memory.
+    """
+    fmt = fmt.upper()
+    needed = values_needed(n, fmt, source)
+    if values.size != needed:
         raise InstanceFormatError(
-            f"{source}: {fmt} of dimension {n} needs {rows.size} values, got {values.size}")
+            f"{source}: {fmt} of dimension {n} needs {needed} values, got {values.size}")
+    if fmt == "FULL_MATRIX":
+        return values.reshape(n, n)
+    rows, cols = _triangle(n, fmt)
     matrix = np.zeros((n, n))
     matrix[rows, cols] = values
     matrix[cols, rows] = values
     return matrix
 
 
+def read_matrix(section: Section, n: int, fmt: str, source: str) -> np.ndarray:
+    """The checked ``[n, n]`` matrix of an EDGE_WEIGHT_SECTION: every weight finite, >= 0 and
+    within the magnitude bound, a zero diagonal, and a FULL_MATRIX symmetric (a symmetric
+    problem read from an asymmetric matrix would cost a tour differently in each direction)."""
+    fmt = fmt.upper()
+    needed = values_needed(n, fmt, source)
+    count = sum(len(row) for row in section.rows)  # before converting: a huge DIMENSION fails here
+    if count != needed:
+        raise InstanceFormatError(
+            f"{source}: {section.where()}: {fmt} of dimension {n} needs {needed} values, got {count}")
+    values = section.values(source)
+    bound = magnitude_bound(n)
+    bad = np.flatnonzero(~(np.abs(values) <= bound) | (values < 0))
+    if bad.size:
+        k = int(bad[0])
+        value = float(values[k])
+        why = ("it must be a finite number" if not np.isfinite(value) else
+               "weights must be >= 0" if value < 0 else
+               f"weights must be <= {bound:g} so that their sums stay exact in float64 and int64")
+        raise InstanceFormatError(f"{source}: {_edge_text(section, n, fmt, k)} is {value:g}; {why}")
+    matrix = explicit_matrix(values, n, fmt, source)
+    diagonal = np.flatnonzero(np.diagonal(matrix))
+    if diagonal.size:
+        i = int(diagonal[0])
+        k = _index(n, fmt, i, i)
+        raise InstanceFormatError(f"{source}: {_edge_text(section, n, fmt, k)} is "
+                                  f"{matrix[i, i]:g}; the diagonal must be 0")
+    if fmt == "FULL_MATRIX" and not np.array_equal(matrix, matrix.T):
+        i, j = (int(v) for v in np.argwhere(matrix != matrix.T)[0])
+        raise InstanceFormatError(
+            f"{source}: {section.where(section.row_of_value(i * n + j))}: FULL_MATRIX is not "
+            f"symmetric: edge ({i + 1}, {j + 1}) weighs {matrix[i, j]:g}, edge ({j + 1}, {i + 1}) "
+            f"{matrix[j, i]:g}")
+    return matrix
+
+
+def _edge_text(section: Section, n: int, fmt: str, k: int) -> str:
+    """``line L: EDGE_WEIGHT_SECTION: weight of edge (i, j)`` for the ``k``-th number."""
+    row, col = _position(n, fmt, k)
+    return f"{section.where(section.row_of_value(k))}: weight of edge ({row + 1}, {col + 1})"
+
+
+def edge_weight_rule(spec: dict[str, Spec], source: str, extra: tuple[str, ...] = ()) -> str:
+    """``EDGE_WEIGHT_TYPE`` (upper case), one of the supported types or ``extra``."""
+    if "EDGE_WEIGHT_TYPE" not in spec:
+        raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_TYPE")
+    ewt = spec["EDGE_WEIGHT_TYPE"].value.upper()
+    if ewt not in EDGE_WEIGHT_RULES and ewt not in extra:
+        raise InstanceFormatError(f"{source}: line {spec['EDGE_WEIGHT_TYPE'].line}: unsupported "
+                                  f"EDGE_WEIGHT_TYPE {excerpt(ewt)}")
+    return ewt
+
+
+def explicit_metric(spec: dict[str, Spec], sections: dict[str, Section], n: int,
+                    source: str) -> Metric:
+    """The matrix of an EXPLICIT file, with its coordinates (NODE_COORD or DISPLAY_DATA) when
+    the file has them, for plots and coordinate-based models."""
+    if "EDGE_WEIGHT_SECTION" not in sections:
+        raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_SECTION")
+    fmt = spec["EDGE_WEIGHT_FORMAT"].value if "EDGE_WEIGHT_FORMAT" in spec else ""
+    if not fmt:
+        raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_FORMAT")
+    matrix = read_matrix(sections["EDGE_WEIGHT_SECTION"], n, fmt, source)
+    shown = next((key for key in ("NODE_COORD_SECTION", "DISPLAY_DATA_SECTION") if key in sections),
+                 None)
+    coords = node_coords(sections, n, source, shown) if shown else None
+    return Metric("explicit", coords=coords, matrix=matrix)
+
+
+def instance_metric(spec: dict[str, Spec], sections: dict[str, Section], n: int, ewt: str,
+                    round_rule: str | None, source: str) -> Metric:
+    """The file's own metric, or coordinates under ``round_rule`` (an EXPLICIT file too, when it
+    has a NODE_COORD_SECTION; without one ``--round`` has nothing to measure)."""
+    if ewt == "EXPLICIT" and round_rule is None:
+        return explicit_metric(spec, sections, n, source)
+    if ewt == "EXPLICIT" and "NODE_COORD_SECTION" not in sections:
+        raise InstanceFormatError(f"{source}: --round {round_rule} needs a NODE_COORD_SECTION; "
+                                  "this file has only an EXPLICIT matrix")
+    rule = round_rule or ("exact" if ewt == "EXACT_2D" else EDGE_WEIGHT_RULES[ewt])
+    return Metric(rule, coords=node_coords(sections, n, source))
+
+
+def tsp_from_text(text: str, source: str, round_rule: str | None = None) -> TSPInstance:
+    """A symmetric TSP from the text of a ``.tsp`` file; ``round_rule`` overrides its rule."""
+    spec, sections = parse(text, source, SPEC_KEYS, SECTION_KEYS)
+    kind = spec["TYPE"].value.split()[0].upper() if "TYPE" in spec and spec["TYPE"].value else "TSP"
+    if kind != "TSP":
+        raise InstanceFormatError(f"{source}: TYPE {excerpt(kind)} is not a symmetric TSP")
+    n = dimension(spec, source)
+    ewt = edge_weight_rule(spec, source)
+    name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
+    return TSPInstance(name, instance_metric(spec, sections, n, ewt, round_rule, source))
+
+
+def read_tsp(path: str | Path, round_rule: str | None = None) -> TSPInstance:
+    """A symmetric TSP from a ``.tsp`` file; ``round_rule`` overrides the file's rule."""
+    return tsp_from_text(read_text(path), str(path), round_rule)
+
+
 def read_tour(path: str | Path, n: int | None = None) -> np.ndarray:
     """0-based node order from a TSPLIB ``.tour`` file (TOUR_SECTION, ends with -1)."""
     source = str(path)
-    spec, sections = parse(read_text(path), source)
+    spec, sections = parse(read_text(path), source, SPEC_KEYS, SECTION_KEYS)
     if "TOUR_SECTION" not in sections:
         raise InstanceFormatError(f"{source}: missing TOUR_SECTION")
-    seq = sections["TOUR_SECTION"].astype(np.int64)
+    values = sections["TOUR_SECTION"].values(source)
+    if not (np.isfinite(values) & (values == np.floor(values))).all():
+        raise InstanceFormatError(f"{source}: TOUR_SECTION holds a value that is not a node id")
+    seq = values.astype(np.int64)
     cut = np.flatnonzero(seq == -1)
     order = (seq[: cut[0]] if cut.size else seq) - 1
-    expected = n if n is not None else int(spec.get("DIMENSION", order.size))
+    expected = n if n is not None else dimension(spec, source) if "DIMENSION" in spec else order.size
     if order.size != expected:
         raise InstanceFormatError(f"{source}: tour has {order.size} nodes, expected {expected}")
     return order
@@ -171,33 +230,5 @@ def read_tour(path: str | Path, n: int | None = None) -> np.ndarray:
 
 def format_tour(name: str, order: np.ndarray, cost: float) -> str:
     body = "\n".join(str(int(v) + 1) for v in order)
-    return (f"NAME : {name}.tour\nCOMMENT : Length {cost:g} (routecli)\nTYPE : TOUR\n"
+    return (f"NAME : {name}.tour\nCOMMENT : Length {cost:g}, {WRITER_MARK}\nTYPE : TOUR\n"
             f"DIMENSION : {len(order)}\nTOUR_SECTION\n{body}\n-1\nEOF\n")
-
-
-def read_tsp(path: str | Path, round_rule: str | None = None) -> TSPInstance:
-    """A symmetric TSP from a ``.tsp`` file; ``round_rule`` overrides the file's rule."""
-    source = str(path)
-    spec, sections = parse(read_text(path), source)
-    kind = spec.get("TYPE", "TSP").split()[0].upper() if spec.get("TYPE") else "TSP"
-    if kind != "TSP":
-        raise InstanceFormatError(f"{source}: TYPE {kind!r} is not a symmetric TSP")
-    n = dimension(spec, source)
-    ewt = spec.get("EDGE_WEIGHT_TYPE", "").upper()
-    if not ewt:
-        raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_TYPE")
-    if ewt not in EDGE_WEIGHT_RULES:
-        raise InstanceFormatError(f"{source}: unsupported EDGE_WEIGHT_TYPE {ewt!r}")
-    name = spec.get("NAME") or Path(path).stem
-    if ewt == "EXPLICIT":
-        if "EDGE_WEIGHT_SECTION" not in sections:
-            raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_SECTION")
-        fmt = spec.get("EDGE_WEIGHT_FORMAT", "")
-        if not fmt:
-            raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_FORMAT")
-        matrix = explicit_matrix(sections["EDGE_WEIGHT_SECTION"], n, fmt, source)
-        coords = (node_coords(sections, n, source) if "NODE_COORD_SECTION" in sections
-                  else None)
-        return TSPInstance(name, Metric("explicit", coords=coords, matrix=matrix))
-    coords = node_coords(sections, n, source)
-    return TSPInstance(name, Metric(round_rule or EDGE_WEIGHT_RULES[ewt], coords=coords))
