@@ -17,6 +17,7 @@ import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
 from routecli.io.text import (
+    EXACT,
     Section,
     Spec,
     check_values,
@@ -93,8 +94,8 @@ def _capacity(text: str, where: str, n: int, source: str) -> float:
     value = _number(text, where, source)
     bound = magnitude_bound(n)
     if not 0 < value <= bound:
-        raise InstanceFormatError(f"{source}: {where} is {value:g}; it must be a number > 0 "
-                                  f"and <= {bound:g}")
+        raise InstanceFormatError(f"{source}: {where} is {value:g}; it must be > 0 and <= "
+                                  f"{bound:g} {EXACT}")
     return value
 
 

@@ -25,6 +25,9 @@ from routecli.errors import InstanceFormatError, excerpt
 MAX_MAGNITUDE = 1e9
 
 
+EXACT = "so costs, loads and times stay exact in float64/int64"
+
+
 def magnitude_bound(n: int) -> float:
     """Largest accepted |value| of any number of an ``n``-node instance (see ``MAX_MAGNITUDE``)."""
     return min(MAX_MAGNITUDE, float(2**53 // (6 * max(n, 1))))
@@ -108,8 +111,8 @@ def parse(text: str, source: str, spec_keys: set[str],
     A line with a colon is a specification (``NAME_SECTION :`` headers aside); a line whose
     first word ends in ``_SECTION`` starts a section; ``EOF`` ends the file; any other line is a
     data row of the current section (so a stray word inside a section is reported as a
-    non-numeric value on its line). Unknown keys, repeated keys and rows outside a section are
-    errors.
+    non-numeric value on its line). Keys and sections outside ``spec_keys`` / ``section_keys``,
+    repeated ones (COMMENT aside) and rows outside a section are errors.
     """
     spec: dict[str, Spec] = {}
     sections: dict[str, Section] = {}
@@ -140,7 +143,7 @@ def parse(text: str, source: str, spec_keys: set[str],
 def _new_section(name: str, number: int, rest: str, sections: dict[str, Section],
                  section_keys: set[str], source: str) -> Section:
     if name not in section_keys:
-        raise InstanceFormatError(f"{source}: line {number}: unknown section {excerpt(name)}")
+        raise InstanceFormatError(f"{source}: line {number}: unsupported section {excerpt(name)}")
     if name in sections:
         raise InstanceFormatError(f"{source}: line {number}: {name} appears twice "
                                   f"(first at line {sections[name].line})")
@@ -207,8 +210,7 @@ def check_values(values: np.ndarray, node_lines: np.ndarray, section: str, colum
         raise InstanceFormatError(f"{where}; it must be a finite number")
     if nonnegative and value < 0:
         raise InstanceFormatError(f"{where}; {name} must be >= 0")
-    raise InstanceFormatError(f"{where}; |{name}| must be <= {bound:g} so that distances and "
-                              "their sums stay exact in float64 and int64")
+    raise InstanceFormatError(f"{where}; |{name}| must be <= {bound:g} {EXACT}")
 
 
 def node_table(section: Section, n: int, columns: tuple[str, ...], source: str,

@@ -16,6 +16,7 @@ import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
 from routecli.io.text import (
+    EXACT,
     Section,
     Spec,
     check_values,
@@ -27,14 +28,13 @@ from routecli.io.text import (
 )
 from routecli.problems import Metric, TSPInstance
 
+# What a symmetric TSP (and a tour file) may hold. CAPACITY, DEMAND and DEPOT belong to CVRP
+# files, FIXED_EDGES constrains the tour: rather than ignore them, the parser refuses them.
 SPEC_KEYS = {
-    "NAME", "TYPE", "COMMENT", "DIMENSION", "CAPACITY", "EDGE_WEIGHT_TYPE", "EDGE_WEIGHT_FORMAT",
+    "NAME", "TYPE", "COMMENT", "DIMENSION", "EDGE_WEIGHT_TYPE", "EDGE_WEIGHT_FORMAT",
     "EDGE_DATA_FORMAT", "NODE_COORD_TYPE", "DISPLAY_DATA_TYPE",
 }
-SECTION_KEYS = {
-    "NODE_COORD_SECTION", "EDGE_WEIGHT_SECTION", "DISPLAY_DATA_SECTION", "TOUR_SECTION",
-    "DEMAND_SECTION", "DEPOT_SECTION", "FIXED_EDGES_SECTION", "EDGE_DATA_SECTION",
-}
+SECTION_KEYS = {"NODE_COORD_SECTION", "EDGE_WEIGHT_SECTION", "DISPLAY_DATA_SECTION", "TOUR_SECTION"}
 EDGE_WEIGHT_RULES = {"EUC_2D": "euc2d", "CEIL_2D": "ceil2d", "ATT": "att", "GEO": "geo",
                      "EXPLICIT": "explicit"}
 # Row-wise upper == column-wise lower, and vice versa: both list the same index order.
@@ -129,7 +129,7 @@ def read_matrix(section: Section, n: int, fmt: str, source: str) -> np.ndarray:
         value = float(values[k])
         why = ("it must be a finite number" if not np.isfinite(value) else
                "weights must be >= 0" if value < 0 else
-               f"weights must be <= {bound:g} so that their sums stay exact in float64 and int64")
+               f"weights must be <= {bound:g} {EXACT}")
         raise InstanceFormatError(f"{source}: {_edge_text(section, n, fmt, k)} is {value:g}; {why}")
     matrix = explicit_matrix(values, n, fmt, source)
     diagonal = np.flatnonzero(np.diagonal(matrix))
