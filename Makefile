@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test lint check clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -24,9 +24,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
 
+# ruff, mypy and the import layering contract of pyproject.toml ([tool.importlinter])
 lint: $(STAMP)
 	$(BIN)/ruff check routecli tests benchmarks
 	$(BIN)/python -m mypy routecli
+	$(BIN)/lint-imports
+
+check: lint test
 
 clean:
 	rm -rf $(VENV) build *.egg-info

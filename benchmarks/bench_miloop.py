@@ -15,10 +15,10 @@ import time
 
 import torch
 
-from routecli.models.miloop import MiLoop, MiLoopConfig, rollout
-from routecli.search.decode import decode
+from routecli.miloop.decode import decode
+from routecli.miloop.model import MiLoop, MiLoopConfig, rollout
+from routecli.miloop.train import expand_rollouts, sample_batch
 from routecli.train.losses import dpo_loss
-from routecli.train.trainer import expand_rollouts, sample_batch
 
 ROWS = [  # problem, size, batch, rollouts
     ("tsp", 20, 8, 20), ("tsp", 50, 4, 25), ("tsp", 100, 2, 25),

@@ -13,7 +13,7 @@ validated by :func:`routecli.solvers.run`:
    (``offset``) to report the paper's form, route length plus uncollected prizes, and takes
    the gap on that.
 
-``learned`` is NDS with the shipped checkpoint (``checkpoints/nds-<problem>.pt``), ``random`` the
+``learned`` is NDS with the shipped checkpoint (``nds-<problem>.pt``), ``random`` the
 same search (same rollouts per iteration, same removal count) with uniformly random removals,
 ``hgs`` PyVRP. Rows go to a CSV as they come (a rerun skips finished rows). Under each table, the
 first solver is compared with each other one on the same instances (wins, paired Wilcoxon test).
@@ -30,20 +30,21 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import statistics
 from pathlib import Path
+from typing import Any
 
 from scipy.stats import wilcoxon
 
 from routecli import generate
+from routecli.bench.sets import data_root
 from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.generate import batch_instances
 from routecli.io import read_instance
-from routecli.solvers import SolveOptions, make_solver, run
+from routecli.solvers import Stop, make_solver, run
+from routecli.train.checkpoint import shipped
 
-DATA = Path(os.environ.get("ROUTECLI_DATA", "/work/shared/benchdata"))
-CHECKPOINTS = Path(__file__).resolve().parents[1] / "checkpoints"
+DATA = data_root() or Path("../shared/benchdata")  # --data-root rule of routecli bench
 FIELDS = ["part", "instance", "problem", "n", "solver", "seed", "time_limit", "cost", "ref",
           "gap", "seconds", "feasible", "offset"]
 PAPER_X = {"NDS (paper, all 84 X)": 4.110, "NDS + IPE+XPE (paper, all 84 X)": 2.828}
@@ -70,11 +71,15 @@ def solver_for(spec: str, pe: str | None):  # noqa: ANN201 - a routecli Solver
     name, *settings = spec.split(":")
     if name == "hgs":
         return make_solver("hgs")
-    extra = dict(item.split("=", 1) for item in settings)
-    polish = extra.pop("polish", "0") == "1"
-    checkpoint = extra.pop("checkpoint", None)
-    return make_solver("nds", SolveOptions(policy=name, pe=pe, polish=polish, extra=extra,
-                                           checkpoint=checkpoint))
+    extra: dict[str, Any] = dict(item.split("=", 1) for item in settings)
+    extra["polish"] = extra.pop("polish", "0") == "1"
+    for key in ("rollouts", "remove", "images"):
+        if key in extra:
+            extra[key] = int(extra[key])
+    for key in ("t_start", "t_end", "blink"):
+        if key in extra:
+            extra[key] = float(extra[key])
+    return make_solver("nds", policy=name, pe=pe, **extra)
 
 
 def load_rows(path: Path) -> list[dict]:
@@ -106,8 +111,8 @@ class Recorder:
 
 
 def solve_row(part: str, instance, name: str, args, ref: float | None) -> dict:  # noqa: ANN001
-    result = run(solver_for(name, args.pe), instance, seed=args.seed, time_limit=args.time_limit,
-                 bks=ref)
+    result = run(solver_for(name, args.pe), instance, seed=args.seed,
+                 stop=Stop(seconds=args.time_limit), bks=ref)
     row = {"part": part, "instance": instance.name, "problem": instance.problem,
            "n": instance.size, "solver": name, "seed": args.seed, "time_limit": args.time_limit,
            "cost": result.cost, "ref": ref if ref is not None else "",
@@ -147,7 +152,7 @@ def synthetic_part(args, rec: Recorder) -> None:  # noqa: ANN001
                     row = next(r for r in rec.rows if (r["part"], r["instance"], r["solver"])
                                == key)
                 else:
-                    if name.startswith("learned") and not (CHECKPOINTS / f"nds-{problem}.pt").exists():
+                    if name.startswith("learned") and not shipped(f"nds-{problem}.pt").exists():
                         continue
                     row = solve_row("synthetic", instance, name, args, ref)
                     if name == "hgs":  # the reference of its own instance

@@ -36,14 +36,15 @@ def run_case(problem: str, n: int, full: bool, seed: int, threads: int) -> dict:
 
     from routecli import generate
     from routecli.generate import batch_instances
-    from routecli.models.miloop_solver import DEFAULT_CANDIDATES, default_checkpoint
+    from routecli.miloop.decode import decode, to_solution
+    from routecli.miloop.model import load_policy
+    from routecli.miloop.solver import DEFAULT_CANDIDATES
     from routecli.problems import validate
-    from routecli.search.decode import decode, to_solution
-    from routecli.train.checkpoint import load_policy
+    from routecli.train.checkpoint import shipped
 
     torch.set_num_threads(threads)
     raw = generate.tsp(1, n, seed) if problem == "tsp" else generate.cvrp(1, n, seed)
-    model = load_policy(default_checkpoint(problem), "cpu")
+    model = load_policy(shipped(f"miloop-{problem}.pt"), "cpu")
     batch = {k: torch.as_tensor(v) for k, v in raw.items()}
     k = None if full else DEFAULT_CANDIDATES[problem]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import statistics
 from pathlib import Path
 
+from routecli.bench.sets import data_root
 from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.io import read_instance
 from routecli.problems import gap
-from routecli.solvers import SolveOptions, make_solver, run
+from routecli.solvers import Stop, make_solver, run
 
-DATA = Path(os.environ.get("ROUTECLI_DATA", "/work/shared/benchdata"))
+DATA = data_root() or Path("../shared/benchdata")  # --data-root rule of routecli bench
 FIELDS = ["instance", "n", "solver", "seed", "time_limit", "cost", "bks", "gap", "seconds",
           "feasible"]
 
@@ -33,7 +33,7 @@ FIELDS = ["instance", "n", "solver", "seed", "time_limit", "cost", "bks", "gap",
 def solver_for(name: str):  # noqa: ANN201 - a routecli Solver
     if name == "hgs":
         return make_solver("hgs")
-    return make_solver("sisr", SolveOptions(policy=name))
+    return make_solver("sisr", policy=name)
 
 
 def main() -> None:
@@ -69,7 +69,7 @@ def main() -> None:
                 if (instance.name, name) in done:
                     continue
                 result = run(solver_for(name), instance, seed=args.seed,
-                             time_limit=args.time_limit, bks=bks[instance.name])
+                             stop=Stop(seconds=args.time_limit), bks=bks[instance.name])
                 row = {"instance": instance.name, "n": instance.size, "solver": name,
                        "seed": args.seed, "time_limit": args.time_limit, "cost": result.cost,
                        "bks": bks[instance.name], "gap": result.gap,

@@ -17,7 +17,7 @@ import statistics
 from bench_search import solver_for  # sibling script: benchmarks/ is on sys.path
 
 from routecli.generate import GENERATORS, batch_instances
-from routecli.solvers import run
+from routecli.solvers import Stop, run
 
 
 def main() -> None:
@@ -37,7 +37,7 @@ def main() -> None:
         costs: dict[str, list[float]] = {s: [] for s in solvers}
         for instance in batch_instances(problem, batch):
             for name in solvers:
-                result = run(solver_for(name), instance, seed=0, time_limit=args.time_limit)
+                result = run(solver_for(name), instance, seed=0, stop=Stop(seconds=args.time_limit))
                 if not result.feasible:
                     raise SystemExit(f"{name} returned an invalid solution on {instance.name}: "
                                      f"{result.problems[0]}")

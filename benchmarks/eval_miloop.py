@@ -1,6 +1,6 @@
 """Gaps of a MiLoop checkpoint on seeded uniform instances against PyVRP references.
 
-    .venv/bin/python benchmarks/eval_miloop.py --problem tsp --checkpoint checkpoints/miloop-tsp.pt \
+    .venv/bin/python benchmarks/eval_miloop.py --problem tsp --checkpoint routecli/checkpoints/miloop-tsp.pt \
         --instances 128 --size 100 --seed 2026 --decode greedy
     .venv/bin/python benchmarks/eval_miloop.py --problem cvrp ... --decode multistart --starts 100 \
         --augment --first 16
@@ -34,9 +34,9 @@ from routecli import generate
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.reference import reference_solutions
 from routecli.generate import batch_instances
+from routecli.miloop.decode import decode, to_solution
+from routecli.miloop.model import load_policy
 from routecli.problems import validate
-from routecli.search.decode import decode, to_solution
-from routecli.train.checkpoint import load_policy
 
 
 def main() -> None:

@@ -1,8 +1,10 @@
-"""One solver protocol, one registry, one runner that validates and times every solve.
+"""The solver protocol, its stopping criterion and progress reports, one registry, one runner.
 
-A new model is one module with a factory ``make(options: SolveOptions) -> Solver`` plus one
-line in :data:`REGISTRY`. Modules are imported lazily so ``routecli --help`` stays fast and
-torch is loaded only by the models that need it.
+A solver is a module with a settings dataclass ``Settings`` (defaults and docstrings) and a
+factory ``make(settings) -> Solver``, plus one line in :data:`REGISTRY`. Modules are imported
+lazily, so ``routecli --help`` stays fast and torch is loaded only by models that need it.
+Every command solves through :func:`run`, which times the solve, re-costs the solution on the
+instance's own scale and validates it.
 """
 
 from __future__ import annotations
@@ -10,49 +12,60 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass, fields
+from typing import Any, Protocol
 
 from routecli.errors import OptionError
 from routecli.problems import Instance, Solution, cost, gap, validate
 
-DECODES = ("greedy", "sampling", "multistart")  # constructive decodings (torch-free here)
+
+@dataclass(frozen=True)
+class Stop:
+    """When a solver stops: after ``seconds`` of wall clock or ``iterations`` of its main loop,
+    whichever comes first. Neither set: the solver's own default (a constructive solver
+    finishes its construction; a search runs :data:`routecli.search.solver.DEFAULT_SECONDS`).
+    """
+
+    seconds: float | None = None
+    iterations: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.seconds is not None and not self.seconds >= 0:
+            raise OptionError(f"time limit must be >= 0 seconds, got {self.seconds}")
+        if self.iterations is not None and self.iterations < 1:
+            raise OptionError(f"iteration limit must be >= 1, got {self.iterations}")
 
 
 @dataclass(frozen=True)
-class SolveOptions:
-    """Every option a solver may read; each solver uses the ones that concern it."""
+class Progress:
+    """A progress report: ``share`` of the work done (constructions) or the ``best`` cost so
+    far (searches), ``seconds`` after the solve started."""
 
-    decode: str = "greedy"  # greedy | sampling | multistart
-    starts: int = 100  # multi-start M
-    augment: bool = False  # 8-fold symmetry augmentation
-    checkpoint: str | None = None
-    candidates: int | None = None  # KNN candidate set size; None = automatic
-    pe: str | None = None
-    policy: str | None = None  # nds: learned | random | strings
-    polish: bool = False
-    device: str = "cpu"
-    threads: int | None = None  # torch CPU threads; None keeps torch's default (all cores)
-    extra: dict[str, str] = field(default_factory=dict)
+    seconds: float
+    share: float | None = None
+    best: float | None = None
+
+
+ProgressFn = Callable[[Progress], None]
 
 
 class Solver(Protocol):
     name: str
     problems: tuple[str, ...]
 
-    def solve(self, instance: Instance, *, seed: int = 0,
-              time_limit: float | None = None) -> Solution: ...
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+              progress: ProgressFn | None = None) -> Solution: ...
 
 
 REGISTRY: dict[str, tuple[str, str]] = {
     # name: (module, one-line description)
     "nn": ("routecli.baselines.construction", "nearest-neighbour construction (sanity baseline)"),
     "hgs": ("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
-    "miloop": ("routecli.models.miloop_solver",
+    "miloop": ("routecli.miloop.solver",
                "MiLoop constructive policy (selective memory propagation)"),
     "sisr": ("routecli.search.solver",
              "ruin-and-recreate with string removal + simulated annealing (non-neural control)"),
-    "nds": ("routecli.models.nds_solver",
+    "nds": ("routecli.nds.solver",
             "neural deconstruction search: learned removal policy (IPE+XPE) in annealed ruin-and-recreate"),
 }
 
@@ -61,17 +74,53 @@ class UnknownSolverError(OptionError):
     """No such model, or the model does not solve the instance's problem."""
 
 
-def make_solver(name: str, options: SolveOptions | None = None) -> Solver:
+def _module(name: str) -> Any:
     if name not in REGISTRY:
         raise UnknownSolverError(f"unknown model {name!r}; choose from {', '.join(REGISTRY)}")
-    if options is not None and options.threads is not None:
+    return importlib.import_module(REGISTRY[name][0])
+
+
+def settings_type(name: str) -> type:
+    """The settings dataclass of the model ``name``."""
+    settings: type = _module(name).Settings
+    return settings
+
+
+def make_settings(name: str, **options: Any) -> Any:
+    """``Settings(**options)`` of model ``name``; an option the model does not take is refused
+    (``--decode`` means nothing to ``nn``), named as the command-line flag."""
+    cls = settings_type(name)
+    known = [f.name for f in fields(cls)]
+    for key in options:
+        if key not in known:
+            takes = ", ".join("--" + k.replace("_", "-") for k in known) or "no options"
+            raise OptionError(f"--{key.replace('_', '-')} does not apply to model {name!r} "
+                              f"(it takes {takes})")
+    return cls(**options)
+
+
+def make_solver(name: str, settings: Any = None, **options: Any) -> Solver:
+    """The solver ``name`` with ``settings`` (its ``Settings``), or settings built from
+    ``options`` as in :func:`make_settings`."""
+    module = _module(name)
+    if settings is None:
+        settings = make_settings(name, **options)
+    elif options:
+        raise TypeError("pass settings or options, not both")
+    elif not isinstance(settings, module.Settings):
+        raise TypeError(f"model {name!r} takes {module.Settings.__name__}, "
+                        f"not {type(settings).__name__}")
+    solver: Solver = module.make(settings)
+    return solver
+
+
+def apply_threads(threads: int | None) -> None:
+    """Set torch's CPU threads (None: leave torch's default of one per core, which can be
+    many times slower on a machine shared with other jobs)."""
+    if threads is not None:
         import torch
 
-        # On a shared machine the default (one thread per core) can oversubscribe badly.
-        torch.set_num_threads(options.threads)
-    module = importlib.import_module(REGISTRY[name][0])
-    factory: Callable[[SolveOptions], Solver] = module.make
-    return factory(options or SolveOptions())
+        torch.set_num_threads(threads)
 
 
 @dataclass(frozen=True)
@@ -92,15 +141,15 @@ class SolveResult:
         return None if self.bks is None else gap(self.cost, self.bks)
 
 
-def run(solver: Solver, instance: Instance, *, seed: int = 0, time_limit: float | None = None,
-        bks: float | None = None) -> SolveResult:
+def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+        bks: float | None = None, progress: ProgressFn | None = None) -> SolveResult:
     """Solve, time, re-cost on the instance's own scale and validate."""
     if instance.problem not in solver.problems:
         raise UnknownSolverError(
             f"model {solver.name!r} does not solve {instance.problem.upper()} "
             f"(it solves {', '.join(p.upper() for p in solver.problems)})")
     start = time.perf_counter()
-    solution = solver.solve(instance, seed=seed, time_limit=time_limit)
+    solution = solver.solve(instance, seed=seed, stop=stop, progress=progress)
     seconds = time.perf_counter() - start
     problems = validate(instance, solution)
     return SolveResult(instance.name, instance.problem, instance.size, solver.name,

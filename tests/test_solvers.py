@@ -1,12 +1,23 @@
 import pytest
 
 from routecli import generate as gen
-from routecli.solvers import REGISTRY, SolveOptions, UnknownSolverError, make_solver, run
+from routecli.errors import OptionError
+from routecli.solvers import (
+    REGISTRY,
+    Progress,
+    Stop,
+    UnknownSolverError,
+    make_settings,
+    make_solver,
+    run,
+    settings_type,
+)
 
 
-def test_every_registered_model_builds():
+def test_every_registered_model_builds_from_its_default_settings():
     for name in REGISTRY:
         assert make_solver(name).name == name
+        assert isinstance(make_settings(name), settings_type(name))
 
 
 def test_unknown_model_and_unsupported_problem_are_user_errors():
@@ -17,6 +28,27 @@ def test_unknown_model_and_unsupported_problem_are_user_errors():
         run(make_solver("nn"), kp)
 
 
+def test_an_option_the_model_does_not_take_is_refused_by_its_flag_name():
+    with pytest.raises(OptionError, match="--decode does not apply to model 'nn'"):
+        make_settings("nn", decode="sampling")
+    with pytest.raises(OptionError, match="--pe does not apply to model 'miloop'"):
+        make_settings("miloop", pe="ipe")
+    with pytest.raises(OptionError, match="--augment does not apply to model 'sisr'"):
+        make_settings("sisr", augment=True)
+
+
+def test_settings_of_another_model_are_a_type_error():
+    with pytest.raises(TypeError, match="takes Settings"):
+        make_solver("nn", make_settings("sisr"))
+
+
+def test_stop_rejects_negative_budgets():
+    with pytest.raises(OptionError):
+        Stop(seconds=-1)
+    with pytest.raises(OptionError):
+        Stop(iterations=0)
+
+
 def test_run_recosts_validates_and_computes_the_gap():
     inst = gen.batch_instances("cvrp", gen.cvrp(1, 20, seed=0))[0]
     result = run(make_solver("nn"), inst, bks=1.0)
@@ -25,12 +57,22 @@ def test_run_recosts_validates_and_computes_the_gap():
     assert result.gap == pytest.approx(100 * (result.cost - 1.0))
 
 
-def test_threads_option_sets_torch_threads():
+def test_hgs_reports_its_best_cost_as_it_improves():
+    inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=2))[0]
+    seen: list[Progress] = []
+    result = run(make_solver("hgs"), inst, seed=1, stop=Stop(iterations=200),
+                 progress=seen.append)
+    assert result.feasible
+    bests = [p.best for p in seen]
+    assert bests and bests == sorted(bests, reverse=True)
+
+
+def test_threads_setting_sets_torch_threads():
     import torch
 
     before = torch.get_num_threads()
     try:
-        make_solver("nn", SolveOptions(threads=1))
+        make_solver("miloop", threads=1)
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)

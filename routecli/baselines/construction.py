@@ -10,6 +10,8 @@ recomputed by the instance under its own rule.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba as nb
 import numpy as np
 
@@ -24,7 +26,7 @@ from routecli.problems import (
     TSPInstance,
     VRPTWInstance,
 )
-from routecli.solvers import SolveOptions
+from routecli.solvers import ProgressFn, Stop
 
 _INF = np.inf
 
@@ -103,8 +105,8 @@ class NearestNeighbour:
     name = "nn"
     problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp")
 
-    def solve(self, instance: Instance, *, seed: int = 0,
-              time_limit: float | None = None) -> Solution:
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+              progress: ProgressFn | None = None) -> Solution:
         metric = instance.metric  # type: ignore[union-attr]
         n = metric.size
         empty = np.zeros(0)
@@ -131,5 +133,10 @@ class NearestNeighbour:
         return _split_routes(path)
 
 
-def make(options: SolveOptions) -> NearestNeighbour:
+@dataclass(frozen=True)
+class Settings:
+    """Nearest neighbour has no settings: it is deterministic and runs to completion."""
+
+
+def make(settings: Settings) -> NearestNeighbour:
     return NearestNeighbour()

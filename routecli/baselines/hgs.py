@@ -11,9 +11,12 @@ instance on its own scale.
 
 from __future__ import annotations
 
+import math
+import time
+from dataclasses import dataclass
+
 import numpy as np
 import pyvrp
-from pyvrp.stop import MaxIterations, MaxRuntime
 
 from routecli.problems import (
     CVRPInstance,
@@ -25,7 +28,7 @@ from routecli.problems import (
     TSPInstance,
     VRPTWInstance,
 )
-from routecli.solvers import SolveOptions
+from routecli.solvers import Progress, ProgressFn, Stop
 
 EXACT_SCALE = 10_000
 DEFAULT_TIME_LIMIT = 10.0
@@ -119,22 +122,49 @@ def to_solution(instance: Instance, result_routes: list[list[int]]) -> Tour | Ro
     return Routes(result_routes)
 
 
+class _Watch:
+    """PyVRP stopping criterion: the run's :class:`Stop` (wall clock and iterations) plus a
+    progress report whenever PyVRP's best cost improves (PyVRP calls it once per iteration
+    with the best cost so far, in its integer units)."""
+
+    def __init__(self, stop: Stop, progress: ProgressFn | None, scale: float):
+        seconds = stop.seconds if stop.seconds is not None or stop.iterations else DEFAULT_TIME_LIMIT
+        self.deadline = None if seconds is None else time.perf_counter() + seconds
+        self.started = time.perf_counter()
+        self.left = stop.iterations
+        self.progress = progress
+        self.scale = scale
+        self.best = math.inf
+
+    def __call__(self, best_cost: float) -> bool:
+        if self.progress is not None and best_cost < self.best:
+            self.best = best_cost
+            self.progress(Progress(time.perf_counter() - self.started, best=best_cost / self.scale))
+        if self.left is not None:
+            self.left -= 1
+            if self.left < 0:
+                return True
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+
 class HGS:
     name = "hgs"
     problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp")
 
-    def __init__(self, max_iterations: int | None = None):
-        self.max_iterations = max_iterations
-
-    def solve(self, instance: Instance, *, seed: int = 0,
-              time_limit: float | None = None) -> Tour | Routes:
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+              progress: ProgressFn | None = None) -> Tour | Routes:
         data = problem_data(instance)
-        stop = (MaxIterations(self.max_iterations) if self.max_iterations
-                else MaxRuntime(time_limit or DEFAULT_TIME_LIMIT))
-        result = pyvrp.solve(data, stop, seed=seed, display=False)
+        result = pyvrp.solve(data, _Watch(stop, progress, _scale(instance)), seed=seed,
+                             display=False)
         routes = [_locations(route, data) for route in result.best.routes()]
         return to_solution(instance, routes)
 
 
-def make(options: SolveOptions) -> HGS:
+@dataclass(frozen=True)
+class Settings:
+    """PyVRP runs with its default parameters; the budget is the run's :class:`Stop`
+    (default :data:`DEFAULT_TIME_LIMIT` seconds)."""
+
+
+def make(settings: Settings) -> HGS:
     return HGS()

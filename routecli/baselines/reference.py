@@ -20,6 +20,7 @@ from rich.progress import Progress
 
 from routecli.baselines.hgs import HGS
 from routecli.problems import Instance, Routes, Solution, Tour, check, cost
+from routecli.solvers import Stop
 
 
 def default_cache_dir() -> Path:
@@ -60,7 +61,7 @@ def _decode(data: dict[str, np.ndarray]) -> Tour | Routes:
 
 def _solve_one(args: tuple[Instance, float, int, str]) -> Tour | Routes:
     instance, time_limit, seed, path = args
-    solution = HGS().solve(instance, seed=seed, time_limit=time_limit)
+    solution = HGS().solve(instance, seed=seed, stop=Stop(seconds=time_limit))
     check(instance, solution)
     tmp = Path(path + ".part")
     with open(tmp, "wb") as fh:

@@ -1,18 +1,26 @@
-"""Solve every instance of a benchmark, one CSV row per instance, resumable, in parallel."""
+"""Solve every instance of a benchmark, one CSV row per instance, resumable, in parallel.
+
+``out/run.json`` records what produced the rows (model, its settings, seed, stopping
+criterion, distance rule); resuming into a folder made by another configuration is refused,
+so a report never mixes two runs under one title.
+"""
 
 from __future__ import annotations
 
 import csv
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
+from routecli.atomic import atomic_write_text
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution
-from routecli.solvers import SolveOptions, Solver, make_solver, run
+from routecli.solvers import Solver, Stop, make_solver, run
 
 
 @dataclass(frozen=True)
@@ -74,12 +82,12 @@ def _append(csv_path: Path, row: BenchRow) -> None:
         os.fsync(fh.fileno())
 
 
-def solve_file(path: Path, solver: Solver, seed: int, time_limit: float | None,
+def solve_file(path: Path, solver: Solver, seed: int, stop: Stop,
                solutions_dir: Path | None, rounding: str | None = None) -> BenchRow:
     """Read, solve, validate and (if feasible) write the solution of one instance file."""
     instance = read_instance(path, rounding)
     reference, _ = best_known(instance, path)
-    result = run(solver, instance, seed=seed, time_limit=time_limit, bks=reference)
+    result = run(solver, instance, seed=seed, stop=stop, bks=reference)
     if result.feasible and solutions_dir is not None:
         write_solution(solutions_dir / f"{path.stem}{solution_suffix(result.solution)}",
                        instance, result.solution)
@@ -91,14 +99,14 @@ def solve_file(path: Path, solver: Solver, seed: int, time_limit: float | None,
 _worker_solver: Solver | None = None
 
 
-def _init_worker(model: str, options: SolveOptions) -> None:
+def _init_worker(model: str, settings: Any) -> None:
     """One solver per worker process (a model loads its checkpoint once, not per instance);
     J workers share the cores, so each torch/OpenMP pool gets one thread."""
     global _worker_solver
     os.environ["OMP_NUM_THREADS"] = "1"
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
-    _worker_solver = make_solver(model, options)
+    _worker_solver = make_solver(model, settings)
 
 
 def _solve_job(args: tuple) -> BenchRow:
@@ -106,22 +114,49 @@ def _solve_job(args: tuple) -> BenchRow:
     return solve_file(args[0], _worker_solver, *args[1:])
 
 
-def run_bench(files: list[Path], model: str, options: SolveOptions, out: Path, *, seed: int = 0,
-              time_limit: float | None = None, jobs: int = 1, rounding: str | None = None,
+def run_config(model: str, settings: Any, seed: int, stop: Stop,
+               rounding: str | None) -> dict[str, Any]:
+    """What identifies a benchmark run (stored as ``run.json``)."""
+    return {"model": model, "settings": asdict(settings), "seed": seed, "stop": asdict(stop),
+            "rounding": rounding or "file"}
+
+
+def claim_folder(out: Path, config: dict[str, Any]) -> None:
+    """Record ``config`` in ``out/run.json``, or refuse when the folder holds another run."""
+    path = out / "run.json"
+    if path.exists():
+        try:
+            stored = json.loads(path.read_text())
+        except (OSError, ValueError):
+            raise OptionError(f"{path} is unreadable; use a new --out folder") from None
+        if stored != config:
+            changed = sorted(k for k in config if stored.get(k) != config[k])
+            raise OptionError(f"{out} holds a run with other settings ({', '.join(changed)} "
+                              f"differ); use a new --out folder to keep both")
+        return
+    if (out / "results.csv").exists():
+        raise OptionError(f"{out} holds results of an unrecorded run; use a new --out folder")
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(config, indent=1) + "\n")
+
+
+def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: int = 0,
+              stop: Stop = Stop(), jobs: int = 1, rounding: str | None = None,
               on_row: Callable[[BenchRow], None] | None = None) -> list[BenchRow]:
     """Solve ``files`` not yet in ``out/results.csv``; returns all rows (old and new).
 
-    The solver is built before any work, so an unknown model or a bad option fails early."""
-    solver = make_solver(model, options)
-    out.mkdir(parents=True, exist_ok=True)
+    ``settings`` is the model's ``Settings``. The solver is built and the folder claimed
+    before any work, so an unknown model, a bad option or another run's folder fails early."""
+    solver = make_solver(model, settings)
+    claim_folder(out, run_config(model, settings, seed, stop, rounding))
     csv_path = out / "results.csv"
     done = completed(csv_path)
     todo = [p for p in files if str(p.resolve()) not in done]
     solutions_dir = out / "solutions"
     solutions_dir.mkdir(exist_ok=True)
-    args = [(p, seed, time_limit, solutions_dir, rounding) for p in todo]
+    args = [(p, seed, stop, solutions_dir, rounding) for p in todo]
     rows = ((solve_file(a[0], solver, *a[1:]) for a in args) if jobs <= 1
-            else _parallel(args, jobs, model, options))
+            else _parallel(args, jobs, model, settings))
     for row in rows:
         _append(csv_path, row)
         if on_row is not None:
@@ -131,7 +166,7 @@ def run_bench(files: list[Path], model: str, options: SolveOptions, out: Path, *
 
 
 def _parallel(args: list[tuple], jobs: int, model: str,
-              options: SolveOptions) -> Iterator[BenchRow]:
+              settings: Any) -> Iterator[BenchRow]:
     with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker,
-                             initargs=(model, options)) as pool:
+                             initargs=(model, settings)) as pool:
         yield from pool.map(_solve_job, args)

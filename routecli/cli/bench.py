@@ -10,10 +10,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from routecli.bench import read_rows_for, resolve, run_bench, summarise, write_report
-from routecli.cli.common import CANDIDATES_HELP, console, fmt_gap, solve_options
+from routecli.cli.common import CANDIDATES_HELP, console, fmt_gap, model_options
 from routecli.errors import OptionError
 from routecli.io import read_instance
-from routecli.solvers import REGISTRY
+from routecli.solvers import REGISTRY, Stop, make_settings
 
 
 def bench(
@@ -25,7 +25,10 @@ def bench(
     out: Path = typer.Option(..., "--out", "-o", help="Output folder: results.csv, report.md, "
                              "gap_vs_size.png, solutions/. Rerunning skips finished instances."),
     time_limit: float | None = typer.Option(None, "--time-limit", "-t", min=0.0,
-                                            help="Seconds per instance (search solvers)."),
+                                            help="Seconds per instance (searches default to "
+                                            "10)."),
+    iterations: int | None = typer.Option(None, "--iterations", min=1, help="Iteration limit "
+                                          "per instance (searches)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Instances solved in parallel."),
     data_root: Path | None = typer.Option(None, "--data-root", help="Folder holding tsplib/ and "
@@ -35,8 +38,10 @@ def bench(
                                         "shown side by side in the report."),
     max_size: int | None = typer.Option(None, "--max-size", min=1, help="Skip instances larger "
                                         "than this."),
-    decode: str = typer.Option("greedy", "--decode", help="greedy, sampling, multistart."),
-    starts: int = typer.Option(100, "--starts", min=1, help="Multi-start M."),
+    decode: str | None = typer.Option(None, "--decode", help="MiLoop decoding: greedy "
+                                      "(default), sampling, multistart."),
+    starts: int | None = typer.Option(None, "--starts", min=1, help="MiLoop multi-start M "
+                                      "(default 100)."),
     augment: bool = typer.Option(False, "--augment", help="8-fold symmetry augmentation."),
     checkpoint: Path | None = typer.Option(None, "--checkpoint", help="Model weights."),
     candidates: int | None = typer.Option(None, "--candidates", min=0, help=CANDIDATES_HELP),
@@ -53,8 +58,9 @@ def bench(
         raise OptionError("nothing to solve: pass --set, folders or files")
     if max_size is not None:
         files = [f for f in files if read_instance(f, rounding).size <= max_size]
-    options = solve_options(decode, starts, augment, checkpoint, candidates, pe, policy, polish,
-                            threads)
+    settings = make_settings(model, **model_options(
+        decode=decode, starts=starts, augment=augment, checkpoint=checkpoint,
+        candidates=candidates, pe=pe, policy=policy, polish=polish, threads=threads))
     other = read_rows_for(compare) if compare is not None else None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
@@ -66,7 +72,8 @@ def bench(
             progress.update(task, advance=1,
                             last=f"{row.instance}: gap {fmt_gap(row.gap)} {row.seconds:.1f}s")
 
-        rows = run_bench(files, model, options, out, seed=seed, time_limit=time_limit,
+        rows = run_bench(files, model, settings, out, seed=seed,
+                         stop=Stop(seconds=time_limit, iterations=iterations),
                          jobs=jobs, rounding=None if rounding == "file" else rounding,
                          on_row=advance)
     command = "routecli " + " ".join(shlex.quote(a) for a in sys.argv[1:])

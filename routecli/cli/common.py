@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
-
-from routecli.errors import OptionError
-from routecli.solvers import DECODES, SolveOptions
 
 CANDIDATES_HELP = ("MiLoop: attend only to the K nearest allowed nodes per step (default: 200 "
                    "for TSP, 400 for CVRP above 1000 nodes; 0 = always all nodes).")
@@ -26,13 +24,8 @@ def fmt_cost(cost: float | None) -> str:
     return f"{cost:,.0f}" if float(cost).is_integer() else f"{cost:,.4f}"
 
 
-def solve_options(decode: str, starts: int, augment: bool, checkpoint: Path | None,
-                  candidates: int | None, pe: str | None, policy: str | None, polish: bool,
-                  threads: int | None, device: str = "cpu") -> SolveOptions:
-    """The solver options ``solve`` and ``bench`` share, checked."""
-    if decode not in DECODES:
-        raise OptionError(f"--decode must be one of {', '.join(DECODES)}, got {decode!r}")
-    return SolveOptions(decode=decode, starts=starts, augment=augment,
-                        checkpoint=str(checkpoint) if checkpoint else None,
-                        candidates=candidates, pe=pe, policy=policy, polish=polish,
-                        device=device, threads=threads)
+def model_options(**given: Any) -> dict[str, Any]:
+    """The model options a user actually gave (None and unset flags dropped), for
+    :func:`routecli.solvers.make_settings`, which refuses those the model does not take."""
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in given.items()
+            if v is not None and v is not False}

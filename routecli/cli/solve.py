@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.status import Status
 from rich.table import Table
 
 from routecli.cli.common import (
@@ -13,12 +14,12 @@ from routecli.cli.common import (
     err_console,
     fmt_cost,
     fmt_gap,
-    solve_options,
+    model_options,
 )
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution
 from routecli.problems import Instance
-from routecli.solvers import REGISTRY, SolveResult, make_solver, run
+from routecli.solvers import REGISTRY, Progress, SolveResult, Stop, make_settings, make_solver, run
 
 
 def output_path(out: Path | None, file: Path, result: SolveResult, many: bool) -> Path | None:
@@ -37,7 +38,11 @@ def solve(
     model: str = typer.Option("hgs", "--model", "-m",
                               help=f"Solver: {', '.join(REGISTRY)}."),
     time_limit: float | None = typer.Option(None, "--time-limit", "-t", min=0.0,
-                                            help="Seconds per instance (search solvers)."),
+                                            help="Seconds per instance (searches default to "
+                                            "10; constructive decoding stops starting new "
+                                            "rollouts and returns the best finished)."),
+    iterations: int | None = typer.Option(None, "--iterations", min=1, help="Iteration limit "
+                                          "per instance (searches: hgs, sisr, nds)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Solution file (.sol/.tour) for "
                                     "one instance, or a folder for several."),
@@ -45,9 +50,10 @@ def solve(
                                      "against (default: sibling .sol/.opt.tour, then registry)."),
     rounding: str = typer.Option("file", "--round", help="Distance rule: file, none (exact "
                                  "Euclidean), euc2d, ceil2d, att, geo."),
-    decode: str = typer.Option("greedy", "--decode", help="Constructive decoding: greedy, "
-                               "sampling, multistart."),
-    starts: int = typer.Option(100, "--starts", min=1, help="Multi-start M (distinct first nodes)."),
+    decode: str | None = typer.Option(None, "--decode", help="MiLoop decoding: greedy "
+                                      "(default), sampling, multistart."),
+    starts: int | None = typer.Option(None, "--starts", min=1, help="MiLoop multi-start M "
+                                      "(distinct first nodes) or samples (default 100)."),
     augment: bool = typer.Option(False, "--augment", help="8-fold symmetry augmentation."),
     checkpoint: Path | None = typer.Option(None, "--checkpoint", help="Model weights "
                                            "(default: the shipped checkpoint)."),
@@ -56,16 +62,20 @@ def solve(
     policy: str | None = typer.Option(None, "--policy", help="Removal policy (nds/sisr): "
                                       "learned, random, strings."),
     polish: bool = typer.Option(False, "--polish", help="Local-search polish of the result."),
-    device: str = typer.Option("cpu", "--device", help="Torch device (cpu, cuda)."),
+    device: str | None = typer.Option(None, "--device", help="Torch device of neural models: "
+                                      "cpu (default), cuda."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="Torch CPU threads for "
                                        "neural models (default: one per core)."),
 ) -> None:
     """Solve instances and print cost, best-known value, gap, time and feasibility."""
     if bks is not None and len(files) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
-    options = solve_options(decode, starts, augment, checkpoint, candidates, pe, policy, polish,
-                            threads, device)
-    solver = make_solver(model, options)
+    settings = make_settings(model, **model_options(
+        decode=decode, starts=starts, augment=augment, checkpoint=checkpoint,
+        candidates=candidates, pe=pe, policy=policy, polish=polish, threads=threads,
+        device=device))
+    stop = Stop(seconds=time_limit, iterations=iterations)
+    solver = make_solver(model, settings)
     instances: list[Instance] = [read_instance(f, rounding) for f in files]  # fail early
     many = len(files) > 1
     results: list[SolveResult] = []
@@ -74,13 +84,11 @@ def solve(
         reference, _ = best_known(instance, file, bks)
         label = f"solving {instance.name} ({instance.size}) with {model}"
         with console.status(label) as line:
-            if hasattr(solver, "on_improve"):  # search solvers: show the best cost as it improves
-                solver.on_improve = lambda sec, best, line=line, label=label: line.update(
-                    f"{label}: best {fmt_cost(best)} at {sec:.1f}s")
-            if hasattr(solver, "on_progress"):  # long constructions: show how far they are
-                solver.on_progress = lambda share, line=line, label=label: line.update(
-                    f"{label}: {share:.0%}")
-            result = run(solver, instance, seed=seed, time_limit=time_limit, bks=reference)
+
+            def show(progress: Progress, line: Status = line, label: str = label) -> None:
+                line.update(f"{label}: {progress_text(progress)}")
+
+            result = run(solver, instance, seed=seed, stop=stop, bks=reference, progress=show)
         results.append(result)
         _print_result(result)
         if not result.feasible:
@@ -96,6 +104,13 @@ def solve(
         console.print(summary_table(results))
     if failed:
         raise SystemExit(1)
+
+
+def progress_text(progress: Progress) -> str:
+    """The status line of a running solve: share done, or best cost so far."""
+    if progress.share is not None:
+        return f"{progress.share:.0%}"
+    return f"best {fmt_cost(progress.best)} at {progress.seconds:.1f}s"
 
 
 def _print_result(r: SolveResult) -> None:

@@ -44,7 +44,7 @@ def train(
     resume: Annotated[bool, typer.Option(help="continue from run_dir/last.pt if present")] = False,
 ) -> None:
     """Train MiLoop with reference-free DPO (or REINFORCE) on uniform instances."""
-    from routecli.train.trainer import Stage, TrainConfig, Trainer
+    from routecli.miloop.train import Stage, TrainConfig, Trainer
 
     if model != "miloop":
         raise typer.BadParameter(f"only miloop is trainable here, not {model!r}", param_hint="--model")

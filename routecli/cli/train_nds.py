@@ -1,5 +1,5 @@
 """``routecli train-nds``: train the NDS deconstruction policy with winner-takes-all policy
-gradient (:mod:`routecli.train.nds`). Register with ``app.command("train-nds")(train_nds)``."""
+gradient (:mod:`routecli.nds.train`). Register with ``app.command("train-nds")(train_nds)``."""
 
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ def train_nds(
     resume: Annotated[bool, typer.Option(help="continue from run_dir/last.pt if present")] = False,
 ) -> None:
     """Train the NDS removal policy (PE paper Appendix E) on generated instances."""
-    from routecli.models.nds import PROBLEMS
+    from routecli.nds.policy import PROBLEMS
+    from routecli.nds.train import NDSTrainConfig, train
     from routecli.pe.registry import PE_REGISTRY
-    from routecli.train.nds import NDSTrainConfig, train
 
     if problem not in PROBLEMS:
         raise typer.BadParameter(f"choose one of {', '.join(PROBLEMS)}", param_hint="--problem")

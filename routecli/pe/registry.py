@@ -75,10 +75,15 @@ class UnknownPEError(KeyError):
         return f"unknown positional encoding {self.args[0]!r}; known: {', '.join(PE_REGISTRY)}"
 
 
+def canonical_pe(name: str) -> str:
+    """The registry key of a PE name: case-insensitive, ``-`` and ``+`` read as ``_``."""
+    return name.lower().replace("-", "_").replace("+", "_")
+
+
 def get_pe(name: str, dim: int, num_heads: int = 8, **options: Any) -> PositionalEncoding:
-    """Build the encoding registered as ``name`` (case-insensitive; ``-`` and ``+`` read as
-    ``_``). Options override the registry defaults (e.g. ``schedule="geometric"``)."""
-    key = name.lower().replace("-", "_").replace("+", "_")
+    """Build the encoding registered as ``name`` (see :func:`canonical_pe`). Options override
+    the registry defaults (e.g. ``schedule="geometric"``)."""
+    key = canonical_pe(name)
     if key not in PE_REGISTRY:
         raise UnknownPEError(name)
     return PE_REGISTRY[key].build(dim=dim, num_heads=num_heads, **options)

@@ -319,7 +319,9 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
     chunk = 1
 
     def fraction(iters: int) -> float:
-        by_time = (time.perf_counter() - start) / config.time_limit if config.time_limit else 0.0
+        by_time = 0.0
+        if config.time_limit is not None:  # a zero limit is used up at once
+            by_time = (time.perf_counter() - start) / max(config.time_limit, 1e-9)
         by_iter = iters / config.iterations if config.iterations else 0.0
         return max(by_time, by_iter)
 
@@ -335,7 +337,7 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
         tick = time.perf_counter()
         if policy.kernel is not None:
             frac_end = fraction(done + chunk) if config.time_limit is None else \
-                frac + CHUNK_SECONDS / config.time_limit
+                frac + CHUNK_SECONDS / max(config.time_limit, CHUNK_SECONDS)
             cur_cost, new_best, acc = run_chunk(
                 data, cur.arrays(), cand.arrays(), pick.arrays(), best.arrays(), ws,
                 policy.kernel, config.remove, config.rollouts, chunk, temperature(frac, t0, t1),

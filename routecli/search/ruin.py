@@ -10,8 +10,9 @@ rollouts, which customers to remove; the engine repairs every rollout and keeps 
   string (or a string with a preserved middle block, a "split string") out of each route met,
   until a random number of routes is ruined; the mean number of removed customers is ``k``.
 
-The learned deconstruction policy (``routecli.models.nds``) implements the same
-:class:`RemovalPolicy` protocol: it reads ``problem.unit_coords`` through :func:`augment8`
+The learned deconstruction policy (``routecli.nds.policy``) implements the same
+:class:`RemovalPolicy` protocol: it reads ``problem.unit_coords`` through
+:func:`routecli.problems.geometry.augment8`
 (the 8 symmetries of the unit square, which leave every Euclidean distance, hence every
 solution cost, unchanged), spreads its rollouts over the 8 copies, and returns the removals.
 """
@@ -49,15 +50,6 @@ class RemovalPolicy(Protocol):
 
     def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
                 k: int, rollouts: int) -> np.ndarray: ...
-
-
-def augment8(coords: np.ndarray) -> np.ndarray:
-    """The 8 dihedral images of unit-square coordinates: ``(x, y)``, ``(y, x)`` and their
-    reflections through ``1 - .``. ``[..., V, 2] -> [8, ..., V, 2]``; image 0 is the input."""
-    x, y = coords[..., 0], coords[..., 1]
-    pairs = [(x, y), (y, x), (1 - x, y), (1 - y, x), (x, 1 - y), (y, 1 - x),
-             (1 - x, 1 - y), (1 - y, 1 - x)]
-    return np.stack([np.stack(p, axis=-1) for p in pairs])
 
 
 @nb.njit(cache=True)

@@ -1,77 +1,91 @@
-"""Ruin-and-recreate + simulated annealing as a :class:`routecli.solvers.Solver`.
+"""Ruin-and-recreate + simulated annealing as a :class:`routecli.solvers.Solver` (``sisr``).
 
-``make(options)`` builds the non-neural control of the NDS experiments: ``options.policy``
-picks the removal policy (``strings``, the default, or ``random``), ``options.polish`` runs
-the local search of :mod:`routecli.search.local_search` on the result, and ``options.extra``
-may override the search settings (``rollouts``, ``remove``, ``t_start``, ``t_end``; see
-:class:`routecli.search.asa.ASAConfig`). The learned policy reuses :class:`SearchSolver` with
-its own :class:`routecli.search.ruin.RemovalPolicy`.
+The non-neural control of the NDS experiments: :class:`Settings` picks the removal policy
+(``strings``, the default, or ``random``), the annealing knobs of
+:class:`routecli.search.asa.ASAConfig` and an optional local-search polish. The learned
+policy (``routecli.nds``) reuses :class:`SearchSolver` with its own
+:class:`routecli.search.ruin.RemovalPolicy`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import fields, replace
-from typing import Any
+from dataclasses import dataclass
 
 from routecli.errors import OptionError
 from routecli.problems import Instance, Routes
 from routecli.search.asa import ASAConfig, ASAResult
 from routecli.search.asa import solve as asa_solve
 from routecli.search.local_search import polish as polish_routes
-from routecli.search.ruin import RemovalPolicy, make_policy
+from routecli.search.repair import BLINK_RATE
+from routecli.search.ruin import POLICIES, RemovalPolicy, make_policy
 from routecli.search.state import SearchProblem
-from routecli.solvers import SolveOptions
+from routecli.solvers import Progress, ProgressFn, Stop
 
-DEFAULT_TIME_LIMIT = 10.0
+DEFAULT_SECONDS = 10.0  # budget of a search given neither a time nor an iteration limit
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """The annealed ruin-and-recreate search (PE paper Appendix E, ASA)."""
+
+    policy: str = "strings"  #: removal policy: strings (SISR-style) or random
+    rollouts: int = 1  #: removal proposals repaired per iteration (the best one competes)
+    remove: int = 10  #: customers removed per proposal (the mean for string removal)
+    t_start: float | None = None  #: initial temperature in mean edge lengths (None: per problem)
+    t_end: float | None = None  #: final temperature (None: t_start / 30)
+    blink: float = BLINK_RATE  #: SISR blink rate of the greedy repair
+    polish: bool = False  #: local search on the final solution
+
+    def __post_init__(self) -> None:
+        if self.rollouts < 1 or self.remove < 1:
+            raise OptionError("rollouts and remove must be >= 1")
+        if not 0.0 <= self.blink < 1.0:
+            raise OptionError(f"blink must be in [0, 1), got {self.blink}")
+
+    def asa_config(self, stop: Stop) -> ASAConfig:
+        """The engine's configuration under ``stop`` (default :data:`DEFAULT_SECONDS`)."""
+        seconds = stop.seconds
+        if seconds is None and stop.iterations is None:
+            seconds = DEFAULT_SECONDS
+        return ASAConfig(time_limit=seconds, iterations=stop.iterations, rollouts=self.rollouts,
+                         remove=self.remove, t_start=self.t_start, t_end=self.t_end,
+                         blink=self.blink)
+
+
+@dataclass(frozen=True)
+class Settings(SearchSettings):
+    """``--model sisr``: string (or random) removal in the annealed search."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.policy not in POLICIES:
+            raise OptionError(f"--policy must be one of {', '.join(POLICIES)} for sisr, "
+                              f"got {self.policy!r}")
 
 
 class SearchSolver:
-    """ASA with a given removal policy on CVRP, VRPTW and PCVRP.
-
-    ``on_improve(seconds, best_cost)``, when set, is called whenever the best cost improves
-    (the CLI's progress line); ``last`` keeps the :class:`ASAResult` of the latest solve.
-    """
+    """ASA with a given removal policy on CVRP, VRPTW and PCVRP; ``last`` keeps the
+    :class:`ASAResult` of the latest solve."""
 
     problems = ("cvrp", "vrptw", "pcvrp")
 
-    def __init__(self, name: str, policy: RemovalPolicy, config: ASAConfig,
-                 polish: bool = False) -> None:
+    def __init__(self, name: str, policy: RemovalPolicy, settings: SearchSettings) -> None:
         self.name = name
         self.policy = policy
-        self.config = config
-        self.polish = polish
-        self.on_improve: Callable[[float, float], None] | None = None
+        self.settings = settings
         self.last: ASAResult | None = None
 
-    def solve(self, instance: Instance, *, seed: int = 0,
-              time_limit: float | None = None) -> Routes:
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+              progress: ProgressFn | None = None) -> Routes:
         problem = SearchProblem.from_instance(instance)  # type: ignore[arg-type]
-        limit = time_limit if time_limit is not None else self.config.time_limit
-        if limit is None and self.config.iterations is None:
-            limit = DEFAULT_TIME_LIMIT
-        config = replace(self.config, time_limit=limit)
-        self.last = asa_solve(problem, self.policy, config, seed=seed, progress=self.on_improve)
-        if self.polish:
+        report = None if progress is None else (
+            lambda seconds, best: progress(Progress(seconds, best=best)))
+        self.last = asa_solve(problem, self.policy, self.settings.asa_config(stop), seed=seed,
+                              progress=report)
+        if self.settings.polish:
             return polish_routes(instance, self.last.solution)  # type: ignore[arg-type]
         return self.last.solution
 
 
-def config_from_options(options: SolveOptions) -> ASAConfig:
-    """:class:`ASAConfig` with the overrides in ``options.extra`` (unknown keys rejected)."""
-    known = {f.name: f.type for f in fields(ASAConfig)}
-    overrides: dict[str, Any] = {}  # int or float, as the field is typed
-    for key, value in options.extra.items():
-        if key not in known or key in ("time_limit",):
-            raise OptionError(f"unknown search setting {key!r}; expected one of "
-                             f"{', '.join(k for k in known if k != 'time_limit')}")
-        try:
-            overrides[key] = int(value) if "int" in str(known[key]) else float(value)
-        except ValueError:
-            raise OptionError(f"search setting {key} needs a number, got {value!r}") from None
-    return ASAConfig(time_limit=None, **overrides)
-
-
-def make(options: SolveOptions) -> SearchSolver:
-    policy = make_policy(options.policy or "strings")
-    return SearchSolver("sisr", policy, config_from_options(options), polish=options.polish)
+def make(settings: Settings) -> SearchSolver:
+    return SearchSolver("sisr", make_policy(settings.policy), settings)

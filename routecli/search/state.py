@@ -28,6 +28,7 @@ import numpy as np
 from routecli.errors import OptionError
 from routecli.kernels import knn
 from routecli.problems import CVRPInstance, PCVRPInstance, Routes, VRPTWInstance
+from routecli.problems.geometry import unit_square
 
 SUCC, PRED, ROUTE, POS = 0, 1, 2, 3
 EARLY, LATE, CUMLOAD, OUT = 0, 1, 2, 3
@@ -92,9 +93,7 @@ class SearchProblem:
             unit = np.zeros((v, 2))
         else:
             near = knn(np.asarray(coords, np.float64), neighbours + 1)
-            lo = coords.min(axis=0)
-            span = float((coords.max(axis=0) - lo).max()) or 1.0
-            unit = (coords - lo) / span
+            unit = unit_square(coords)
         keep = max(0, min(neighbours, v - 2))
         near = np.array([row[row != 0][:keep] for row in near], dtype=np.int64).reshape(v, keep)
         return cls(instance, dist, data, float(instance.capacity), timed, optional,

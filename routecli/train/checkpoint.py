@@ -1,46 +1,101 @@
-"""Checkpoints as plain dicts of tensors and primitives (loadable with ``weights_only=True``).
+"""One checkpoint format for every model, loadable with ``torch.load(..., weights_only=True)``.
 
-A training checkpoint holds the model, optimizer, step counters and both configs, written
-atomically (temporary file + rename) so an interrupted write never corrupts ``last.pt``. A
-shipped policy checkpoint holds only ``config``, ``model`` and a ``meta`` dict.
+A checkpoint is a plain dict::
+
+    {"format": 1, "kind": "miloop" | "nds" | ..., "config": {...architecture...},
+     "model": {name: tensor}, "meta": {...how it was trained...}, "sha256": "<hex>",
+     # training checkpoints (last.pt) add: "optimizer", "train", counters}
+
+``sha256`` is the digest of the model tensors (names, dtypes, shapes and bytes in name order):
+:func:`load` recomputes it, so a damaged or edited file is refused instead of solving worse
+in silence. Every file is written through :func:`routecli.atomic.atomic_write`.
+
+Shipped weights are package data (``routecli/checkpoints``) found through
+``importlib.resources``; ``$ROUTECLI_CHECKPOINTS`` names another folder to look in first.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
+import zipfile
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from routecli.models.miloop import MiLoop, MiLoopConfig
+from routecli.atomic import atomic_write
+from routecli.errors import RoutecliError
+
+FORMAT = 1
+CHECKPOINTS_ENV = "ROUTECLI_CHECKPOINTS"
 
 
-def atomic_save(obj: dict[str, Any], path: str | Path) -> None:
-    """``torch.save`` to ``path`` through a temporary file in the same folder."""
+class CheckpointError(RoutecliError):
+    """A checkpoint file is missing, unreadable, damaged or of the wrong kind."""
+
+
+def tensor_digest(state: dict[str, torch.Tensor]) -> str:
+    """SHA-256 over the tensors of a state dict (name, dtype, shape, bytes; sorted by name)."""
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        tensor = state[name].detach().cpu().contiguous().reshape(-1)
+        digest.update(f"{name}|{state[name].dtype}|{tuple(state[name].shape)}|".encode())
+        digest.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    return digest.hexdigest()
+
+
+def policy_checkpoint(kind: str, config: dict[str, Any], state: dict[str, torch.Tensor],
+                      meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The shippable form: float32 CPU weights, the architecture, how it was trained."""
+    weights = {k: v.detach().float().cpu().clone() for k, v in state.items()}
+    return {"format": FORMAT, "kind": kind, "config": dict(config), "model": weights,
+            "meta": dict(meta or {}), "sha256": tensor_digest(weights)}
+
+
+def save(checkpoint: dict[str, Any], path: str | Path) -> Path:
+    """Write a checkpoint atomically (its ``sha256`` is (re)computed from ``model``)."""
+    data = {**checkpoint, "format": FORMAT, "sha256": tensor_digest(checkpoint["model"])}
+    return atomic_write(path, lambda handle: torch.save(data, handle))
+
+
+def load(path: str | Path, kind: str | None = None,
+         device: str | torch.device = "cpu") -> dict[str, Any]:
+    """Read and check a checkpoint: the format, the ``kind`` when given, the tensor digest.
+
+    Every failure (missing, empty, truncated, not a checkpoint, unsafe pickle, damaged
+    weights, another model's file) is one :class:`CheckpointError` line.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint not found: {path}")
+    try:
+        data = torch.load(path, map_location=device, weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, ValueError,
+            AttributeError, TypeError, OSError) as err:
+        reason = " ".join(str(err).split())[:160] or type(err).__name__
+        raise CheckpointError(f"{path}: not a readable routecli checkpoint ({reason})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict) \
+            or not isinstance(data.get("config"), dict):
+        raise CheckpointError(f"{path}: not a routecli checkpoint (needs config and model)")
+    if data.get("format") != FORMAT or "kind" not in data:
+        raise CheckpointError(f"{path}: checkpoint format {data.get('format')!r} is not "
+                              f"routecli's format {FORMAT}")
+    if kind is not None and data["kind"] != kind:
+        raise CheckpointError(f"{path}: a {data['kind']} checkpoint, not a {kind} one")
+    if tensor_digest(data["model"]) != data.get("sha256"):
+        raise CheckpointError(f"{path}: the weights do not match their SHA-256 "
+                              "(damaged or edited file)")
+    return data
 
 
-def load(path: str | Path, device: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load a checkpoint dict without unpickling arbitrary objects."""
-    return torch.load(path, map_location=device, weights_only=True)
+def shipped(name: str) -> Path:
+    """Path of the shipped checkpoint ``name`` (e.g. ``miloop-cvrp.pt``):
+    ``$ROUTECLI_CHECKPOINTS/name`` when that exists, else the package's own copy."""
+    folder = os.environ.get(CHECKPOINTS_ENV)
+    if folder and (Path(folder) / name).is_file():
+        return Path(folder) / name
+    return Path(str(resources.files("routecli.checkpoints") / name))
 
-
-def policy_checkpoint(model: MiLoop, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The small shippable form: config + float32 state dict + metadata."""
-    state = {k: v.detach().float().cpu().clone() for k, v in model.state_dict().items()}
-    return {"config": model.config.to_dict(), "model": state, "meta": dict(meta or {})}
-
-
-def load_policy(path: str | Path, device: str | torch.device = "cpu") -> MiLoop:
-    """Rebuild a :class:`MiLoop` from a policy or training checkpoint, in eval mode."""
-    data = load(path, device)
-    if "config" not in data or "model" not in data:
-        raise ValueError(f"{path}: not a MiLoop checkpoint (needs 'config' and 'model')")
-    model = MiLoop(MiLoopConfig(**data["config"]))
-    model.load_state_dict(data["model"])
-    return model.to(device).eval()

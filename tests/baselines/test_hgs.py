@@ -4,12 +4,13 @@ from routecli import generate as gen
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.hgs import HGS
 from routecli.problems import validate
+from routecli.solvers import Stop
 
 
 @pytest.mark.parametrize("problem", ["tsp", "cvrp", "vrptw", "pcvrp", "pdtsp"])
 def test_hgs_is_feasible_and_beats_nearest_neighbour(problem):
     inst = gen.batch_instances(problem, gen.GENERATORS[problem](1, 30, seed=4))[0]
-    solution = HGS(max_iterations=300).solve(inst, seed=1)
+    solution = HGS().solve(inst, seed=1, stop=Stop(iterations=300))
     assert validate(inst, solution) == []
     assert inst.cost(solution) <= inst.cost(NearestNeighbour().solve(inst)) + 1e-9
 
@@ -18,7 +19,7 @@ def test_hgs_on_a_file_with_integer_rounding(data_dir):
     from routecli.io import read_instance
 
     inst = read_instance(data_dir / "tiny.vrp")
-    solution = HGS(max_iterations=200).solve(inst)
+    solution = HGS().solve(inst, stop=Stop(iterations=200))
     # optimum by hand: [3, 2, 5] = 5 + 10 + 8 + 5 and [1, 4] = 5 + 7 + 10 (rounded edges)
     assert validate(inst, solution) == [] and inst.cost(solution) == 50
 
@@ -27,4 +28,4 @@ def test_hgs_vrptw_schedules_are_on_time_in_float_units():
     # PyVRP works in scaled integers; rounding travel times to nearest once let schedules
     # arrive ~1e-5 late in the instance's own units.
     for inst in gen.batch_instances("vrptw", gen.vrptw(6, 60, seed=11)):
-        assert validate(inst, HGS(max_iterations=200).solve(inst)) == []
+        assert validate(inst, HGS().solve(inst, stop=Stop(iterations=200))) == []

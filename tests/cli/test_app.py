@@ -22,7 +22,10 @@ def test_malformed_file_gives_one_stderr_line_exit_2_and_no_output(data_dir, tmp
 
 @pytest.mark.parametrize("argv, message", [
     (["solve", "{tiny}", "--model", "nope"], "unknown model 'nope'"),
-    (["solve", "{tiny}", "--decode", "beam"], "--decode must be one of"),
+    (["solve", "{tiny}", "-m", "miloop", "--decode", "beam"], "--decode must be one of"),
+    (["solve", "{tiny}", "-m", "nn", "--decode", "sampling"], "--decode does not apply"),
+    (["solve", "{tiny}", "-m", "hgs", "--augment"], "--augment does not apply"),
+    (["solve", "{tiny}", "-m", "miloop", "--pe", "ipe"], "--pe does not apply"),
     (["solve", "{tiny}", "--round", "manhattan"], "--round must be one of"),
     (["solve", "{tiny}", "--time-limit", "-1"], "--time-limit"),
     (["solve", "{missing}"], "no such file"),
@@ -58,9 +61,12 @@ def test_solve_several_files_prints_a_summary_and_writes_a_folder(data_dir, tmp_
     assert sorted(p.name for p in (tmp_path / "sols").iterdir()) == ["tiny.sol", "tiny.tour"]
 
 
-def test_solve_refuses_a_problem_the_model_does_not_handle(data_dir, capsys):
-    assert main(["solve", str(data_dir / "tiny.tsp"), "--model", "nn"]) == 0
-    capsys.readouterr()
+def test_solve_refuses_a_problem_the_model_does_not_handle(data_dir, tmp_path, capsys):
+    out = tmp_path / "tiny.tour"
+    assert main(["solve", str(data_dir / "tiny.tsp"), "--model", "sisr", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: model 'sisr' does not solve TSP (it solves CVRP, VRPTW, PCVRP)"
+    assert not out.exists()
 
 
 def test_info_describes_instance(data_dir, capsys):

@@ -4,8 +4,8 @@ import torch
 from routecli import generate
 from routecli.envs import CVRPEnv
 from routecli.generate import batch_instances
+from routecli.miloop.decode import to_solution
 from routecli.problems import Routes, validate
-from routecli.search.decode import to_solution
 
 
 def test_random_feasible_policy_respects_eq11_and_builds_valid_routes():

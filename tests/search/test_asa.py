@@ -113,12 +113,12 @@ def test_progress_reports_a_falling_best_cost() -> None:
     assert seen[-1] == pytest.approx(result.cost)
 
 
-def test_time_limit_bounds_the_run() -> None:
+def test_time_limit_stops_the_run() -> None:
     search = _search("cvrp", 40)
-    solve(search, make_policy("strings"), ASAConfig(time_limit=0.05))  # compile outside timing
-    result = solve(search, make_policy("strings"), ASAConfig(time_limit=0.5))
-    assert 0.5 <= result.seconds < 1.5
-    assert result.iterations > 0
+    result = solve(search, make_policy("strings"), ASAConfig(time_limit=0.0))
+    assert result.iterations >= 1  # at least one iteration, then the expired limit stops it
+    capped = solve(search, make_policy("strings"), ASAConfig(time_limit=0.0, iterations=10**9))
+    assert capped.iterations < 10**9
 
 
 def test_a_start_solution_can_be_given() -> None:

@@ -8,12 +8,12 @@ import pytest
 from routecli.errors import OptionError
 from routecli.generate import batch_instances, cvrp
 from routecli.problems import CVRPInstance, Metric
+from routecli.problems.geometry import augment8
 from routecli.search.asa import initial_solution
 from routecli.search.ruin import (
     MAX_STRING,
     RandomRemoval,
     StringRemoval,
-    augment8,
     make_policy,
     ruin_random,
     ruin_strings,
@@ -121,16 +121,6 @@ def test_propose_returns_padded_rows_of_served_customers(search: SearchProblem,
 def test_unknown_policy_is_refused() -> None:
     with pytest.raises(OptionError, match="unknown removal policy"):
         make_policy("learned-by-magic")
-
-
-def test_augment8_gives_the_eight_symmetries() -> None:
-    xy = np.random.default_rng(0).random((20, 2))
-    images = augment8(xy)
-    assert images.shape == (8, 20, 2)
-    np.testing.assert_array_equal(images[0], xy)
-    flat = {tuple(np.round(im, 12).ravel()) for im in images}
-    assert len(flat) == 8
-    assert ((images >= 0) & (images <= 1)).all()
 
 
 def test_solution_cost_is_invariant_under_augmentation() -> None:

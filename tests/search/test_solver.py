@@ -7,7 +7,7 @@ import pytest
 from routecli.errors import OptionError
 from routecli.generate import batch_instances, cvrp, pcvrp, vrptw
 from routecli.io import read_instance
-from routecli.solvers import REGISTRY, SolveOptions, make_solver, run
+from routecli.solvers import REGISTRY, Stop, make_solver, run
 
 GENERATORS = {"cvrp": cvrp, "vrptw": vrptw, "pcvrp": pcvrp}
 
@@ -20,32 +20,35 @@ def test_registered() -> None:
 @pytest.mark.parametrize("policy,polish", [("strings", False), ("random", True)])
 def test_solves_tiny_generated_instances(problem: str, policy: str, polish: bool) -> None:
     inst = batch_instances(problem, GENERATORS[problem](1, 25, 0))[0]
-    solver = make_solver("sisr", SolveOptions(policy=policy, polish=polish))
+    solver = make_solver("sisr", policy=policy, polish=polish)
     seen: list[float] = []
-    solver.on_improve = lambda seconds, cost: seen.append(cost)
-    result = run(solver, inst, seed=0, time_limit=0.3)
+    result = run(solver, inst, seed=0, stop=Stop(iterations=300),
+                 progress=lambda p: seen.append(p.best))
     assert result.feasible, result.problems
     assert seen and result.cost <= seen[-1] + 1e-9  # polish may lower it further
     assert solver.last is not None and solver.last.iterations > 0
 
 
-def test_extra_settings_reach_the_search() -> None:
-    solver = make_solver("sisr", SolveOptions(extra={"rollouts": "4", "t_start": "2"}))
-    assert solver.config.rollouts == 4 and solver.config.t_start == 2.0
-    with pytest.raises(OptionError, match="unknown search setting"):
-        make_solver("sisr", SolveOptions(extra={"warp": "9"}))
-    with pytest.raises(OptionError, match="needs a number"):
-        make_solver("sisr", SolveOptions(extra={"rollouts": "many"}))
+def test_settings_reach_the_search() -> None:
+    solver = make_solver("sisr", rollouts=4, t_start=2.0)
+    config = solver.settings.asa_config(Stop(iterations=7))
+    assert config.rollouts == 4 and config.t_start == 2.0
+    assert config.iterations == 7 and config.time_limit is None
+    assert solver.settings.asa_config(Stop()).time_limit == 10.0
+    with pytest.raises(OptionError, match="--warp does not apply"):
+        make_solver("sisr", warp=9)
+    with pytest.raises(OptionError, match="rollouts"):
+        make_solver("sisr", rollouts=0)
 
 
 def test_unknown_policy_fails_at_make() -> None:
-    with pytest.raises(OptionError, match="unknown removal policy"):
-        make_solver("sisr", SolveOptions(policy="nope"))
+    with pytest.raises(OptionError, match="--policy must be one of"):
+        make_solver("sisr", policy="nope")
 
 
 def test_cvrplib_instance_on_its_rounded_metric(benchdata) -> None:  # noqa: ANN001
     inst = read_instance(benchdata / "cvrplib" / "X" / "X-n101-k25.vrp")
-    result = run(make_solver("sisr"), inst, seed=0, time_limit=1.0, bks=27591)
+    result = run(make_solver("sisr"), inst, seed=0, stop=Stop(iterations=3000), bks=27591)
     assert result.feasible
     assert result.cost == int(result.cost)  # integer edges under euc2d
     assert 0.0 <= result.gap < 5.0

@@ -1,19 +1,84 @@
+import pytest
 import torch
 
-from routecli.models.miloop import MiLoop, MiLoopConfig
-from routecli.train.checkpoint import atomic_save, load, load_policy, policy_checkpoint
+from routecli.miloop.model import MiLoop, MiLoopConfig, load_policy, to_checkpoint
+from routecli.train.checkpoint import CheckpointError, load, save, shipped, tensor_digest
+
+
+def small_model() -> MiLoop:
+    torch.manual_seed(0)
+    return MiLoop(MiLoopConfig(problem="cvrp", dim=16, ff_dim=32, layers=2, gated=False))
 
 
 def test_policy_round_trip_weights_only(tmp_path):
-    torch.manual_seed(0)
-    model = MiLoop(MiLoopConfig(problem="cvrp", dim=16, ff_dim=32, layers=2, gated=False))
+    model = small_model()
     path = tmp_path / "p.pt"
-    atomic_save(policy_checkpoint(model, {"note": "x"}), path)
+    save(to_checkpoint(model, {"note": "x"}), path)
     assert [p.name for p in tmp_path.iterdir()] == ["p.pt"]  # no temporary left behind
     loaded = load_policy(path)
     assert loaded.config == model.config
     for (k, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items(),
                               strict=True):
         assert torch.equal(a, b), k
-    assert load(path)["meta"] == {"note": "x"}
+    data = load(path, "miloop")
+    assert data["meta"] == {"note": "x"} and data["kind"] == "miloop" and data["format"] == 1
+    assert data["sha256"] == tensor_digest(model.state_dict())
     torch.load(path, weights_only=True)  # plain tensors and primitives only
+
+
+def test_a_flipped_byte_in_the_weights_is_refused(tmp_path):
+    path = tmp_path / "p.pt"
+    data = to_checkpoint(small_model())
+    save(data, path)
+    raw = bytearray(path.read_bytes())
+    weight = data["model"]["embed.weight"].numpy().tobytes()
+    at = bytes(raw).find(weight)
+    assert at > 0
+    raw[at + 3] ^= 0x40
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CheckpointError, match="SHA-256"):
+        load_policy(path)
+
+
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint", b"PK\x03\x04truncated"])
+def test_unreadable_files_are_one_line_errors(tmp_path, content):
+    path = tmp_path / "bad.pt"
+    path.write_bytes(content)
+    with pytest.raises(CheckpointError, match="not a readable routecli checkpoint"):
+        load(path)
+
+
+def test_missing_unsafe_and_foreign_files_are_refused(tmp_path):
+    with pytest.raises(CheckpointError, match="not found"):
+        load(tmp_path / "missing.pt")
+
+    class Payload:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    torch.save({"x": Payload()}, tmp_path / "evil.pt")
+    with pytest.raises(CheckpointError, match="not a readable"):
+        load(tmp_path / "evil.pt")
+    torch.save({"config": {}, "model": {}}, tmp_path / "legacy.pt")
+    with pytest.raises(CheckpointError, match="format"):
+        load(tmp_path / "legacy.pt")
+    save(to_checkpoint(small_model()), tmp_path / "m.pt")
+    with pytest.raises(CheckpointError, match="a miloop checkpoint, not a nds one"):
+        load(tmp_path / "m.pt", "nds")
+
+
+def test_weights_of_another_architecture_are_refused(tmp_path):
+    data = to_checkpoint(small_model())
+    data["config"]["dim"] = 32
+    save(data, tmp_path / "m.pt")
+    with pytest.raises(CheckpointError, match="do not fit the MiLoop architecture"):
+        load_policy(tmp_path / "m.pt")
+
+
+def test_shipped_checkpoints_are_package_data_overridable_by_the_environment(tmp_path,
+                                                                            monkeypatch):
+    assert shipped("miloop-cvrp.pt").is_file()
+    save(to_checkpoint(small_model()), tmp_path / "miloop-cvrp.pt")
+    monkeypatch.setenv("ROUTECLI_CHECKPOINTS", str(tmp_path))
+    assert shipped("miloop-cvrp.pt") == tmp_path / "miloop-cvrp.pt"
+    assert shipped("miloop-tsp.pt").is_file()  # not in the override folder: the package's

@@ -1,0 +1,45 @@
+"""The one atomic file writer every part of routecli uses.
+
+Data goes to a temporary file in the target's folder, is flushed and ``fsync``-ed, gets the
+permissions a plain ``open`` would give under the current umask, and is renamed over the
+target: a reader sees the old file or the new one, never half of one, and a crash leaves at
+most a stray temporary (named ``.<name>.tmp<pid>``), never a truncated target.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
+    """Call ``write(handle)`` on a temporary binary file, then move it to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        with open(tmp, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, _umask_mode())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    return atomic_write(path, lambda handle: handle.write(data))
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode())

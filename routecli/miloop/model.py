@@ -1,0 +1,275 @@
+"""MiLoop: selective memory propagation for constructive routing (Zhou et al., 2026).
+
+One shallow decoder is applied at every construction step. A memory matrix ``M`` with one row
+per node id is carried through the rollout:
+
+1. embed the current subproblem ``[first, current, candidates]`` (Section 3.1, Eq. 12 for CVRP)
+   with role-specific projections for the first and current rows;
+2. fuse each row with its memory row through one of three fusion matrices (Eq. 4);
+3. run L AAFM layers with the scale-distance bias (Eq. 5, 27-29);
+4. gate channel-wise between memory and the new representation, role by role (Eq. 6-7);
+5. score candidates from the updated memories (Eq. 8; for CVRP the capacity-conditioned
+   context and output AAFM of Eq. 13-16), then write the updated rows back by node id in
+   first (depot), current, candidate order: later writes win (Appendix B.1.2).
+
+Ablations (Tables 4-5): ``fusion=False`` skips step 2, ``gated=False`` replaces the memory by
+the new representation, ``memory=False`` is a plain dynamic embedding (no memory at all).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
+
+from routecli.envs import CVRPEnv, Observation, TSPEnv
+from routecli.nn import AAFMBlock, aafm, pairwise_distance, scale_distance_bias
+from routecli.train import checkpoint as ckpt
+
+PROGRESS_EVERY = 256  # rollout steps between progress callbacks
+
+
+@dataclass(frozen=True)
+class MiLoopConfig:
+    """Architecture; the defaults are the paper's (Table 7)."""
+
+    problem: str = "tsp"  # tsp | cvrp
+    dim: int = 128
+    layers: int = 3
+    ff_dim: int = 512
+    clip: float = 10.0  # logit clipping zeta
+    fusion: bool = True  # memory fusion before attention (Eq. 4)
+    gated: bool = True  # gated memory update (Eq. 6-7); False: memory := new representation
+    memory: bool = True  # False: plain dynamic embedding, nothing carried across steps
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class MiLoop(nn.Module):
+    """The MiLoop policy for TSP or CVRP. Call :meth:`step` once per construction step."""
+
+    def __init__(self, config: MiLoopConfig):
+        super().__init__()
+        if config.problem not in ("tsp", "cvrp"):
+            raise ValueError(f"MiLoop here solves tsp and cvrp, not {config.problem!r}")
+        self.config = config
+        d = config.dim
+        # theta_init: shared projection of the node features, role projections (Section 3.1)
+        self.embed = nn.Linear(2 if config.problem == "tsp" else 3, d)
+        self.role_first = nn.Linear(d, d, bias=False)
+        self.role_last = nn.Linear(d, d, bias=False)
+        # theta_fusion: [memory || embedding] -> d, one matrix per role (Eq. 4)
+        self.fuse_first = nn.Linear(2 * d, d, bias=False)
+        self.fuse_last = nn.Linear(2 * d, d, bias=False)
+        self.fuse_cand = nn.Linear(2 * d, d, bias=False)
+        # theta_attn
+        self.blocks = nn.ModuleList(AAFMBlock(d, config.ff_dim) for _ in range(config.layers))
+        # theta_update: role-specific gates (Eq. 6)
+        self.gate_first = nn.Linear(2 * d, d)
+        self.gate_last = nn.Linear(2 * d, d)
+        self.gate_cand = nn.Linear(2 * d, d)
+        # theta_logit: compatibility context (Eq. 8 / 13)
+        self.context = nn.Linear(2 * d, d)
+        if config.problem == "cvrp":
+            # capacity-conditioned context (Eq. 13) and output AAFM (Eq. 14-15)
+            self.cap_cat = nn.Linear(d + 1, d)
+            self.cap_gamma = nn.Linear(1, d)
+            self.cap_beta = nn.Linear(1, d)
+            self.out_q = nn.Linear(d, d, bias=False)
+            self.out_k = nn.Linear(d, d, bias=False)
+            self.out_v = nn.Linear(d, d, bias=False)
+            self.out_alpha = nn.Parameter(torch.ones(()))
+
+    def new_memory(self, batch: int, num_nodes: int, device: torch.device | str) -> Tensor:
+        """Zero memory ``[B, N+1, D]``: one row per node id plus a spare row for padding."""
+        return torch.zeros(batch, num_nodes + 1, self.config.dim, device=device)
+
+    def step(self, obs: Observation, memory: Tensor, first_call: bool) -> tuple[Tensor, Tensor]:
+        """One construction step. Returns masked logits ``[B, K]`` (-inf = infeasible) and
+        the memory ``[B, N+1, D]`` after the write-back."""
+        cfg = self.config
+        batch = torch.arange(obs.nodes.shape[0], device=obs.nodes.device)[:, None]  # [B, 1]
+
+        # 1. initial embedding of [first, current, candidates]
+        h0 = self.embed(obs.features)  # [B, R, D]
+        h0 = torch.cat([self.role_first(h0[:, :1]), self.role_last(h0[:, 1:2]), h0[:, 2:]], 1)
+
+        # 2. memory fusion (Eq. 4). At the first call the embeddings are the input; the
+        # memory they are gated against is the embedding itself for TSP (Algorithm 1, line 14)
+        # and zero for CVRP (Appendix B.1.2).
+        if not cfg.memory:
+            recalled = None
+        elif first_call:
+            recalled = h0 if cfg.problem == "tsp" else torch.zeros_like(h0)
+        else:
+            recalled = memory[batch, obs.nodes]  # [B, R, D]
+        if recalled is not None and cfg.fusion and not first_call:
+            h = torch.cat([
+                self.fuse_first(torch.cat([recalled[:, :1], h0[:, :1]], -1)),
+                self.fuse_last(torch.cat([recalled[:, 1:2], h0[:, 1:2]], -1)),
+                self.fuse_cand(torch.cat([recalled[:, 2:], h0[:, 2:]], -1)),
+            ], 1)  # [B, R, D]
+        else:
+            h = h0
+
+        # 3. attention layers with the scale-distance bias (Eq. 29); gamma_t only for TSP
+        distance = pairwise_distance(obs.coords)  # [B, R, R]
+        gamma: Tensor | float
+        if cfg.problem == "tsp":
+            gamma = (torch.log(obs.num_candidates.float().clamp_min(1.0)) / math.log(100.0))
+            gamma = gamma.clamp_min(1.0)  # [B] max{1, log_100 |A_t|}
+        else:
+            gamma = 1.0
+        unit_bias, excluded = scale_distance_bias(distance, obs.valid, obs.num_candidates, gamma)
+        for block in self.blocks:
+            h = block(h, unit_bias, excluded, obs.valid)  # [B, R, D]
+
+        # 4. selective memory update (Eq. 6-7)
+        if recalled is not None and cfg.gated:
+            mixed = torch.cat([recalled, h], -1)  # [B, R, 2D]
+            gate = torch.sigmoid(torch.cat([
+                self.gate_first(mixed[:, :1]), self.gate_last(mixed[:, 1:2]),
+                self.gate_cand(mixed[:, 2:])], 1))  # [B, R, D]
+            updated = (1 - gate) * recalled + gate * h
+        else:
+            updated = h
+        if cfg.memory:
+            memory = write_memory(memory, obs.nodes, updated)
+
+        # 5. action scoring from the updated representations (Eq. 8 / 13-16)
+        m_first, m_last, m_cand = updated[:, 0], updated[:, 1], updated[:, 2:]
+        query = self.context(torch.cat([m_first, m_last], -1))  # [B, D]
+        if cfg.problem == "cvrp":
+            query = self.capacity_context(query, obs, m_cand, distance)
+        scores = (m_cand @ query[:, :, None]).squeeze(-1) / math.sqrt(cfg.dim)  # [B, K]
+        logits = cfg.clip * torch.tanh(scores.float())
+        return logits.masked_fill(~obs.feasible, float("-inf")), memory
+
+    def capacity_context(self, query: Tensor, obs: Observation, m_cand: Tensor,
+                         distance: Tensor) -> Tensor:
+        """Eq. 13-15: condition the context on the remaining capacity c_t, then let it read the
+        candidate memories through AAFM with a distance-to-current-node bias."""
+        assert obs.capacity is not None
+        cap = obs.capacity[:, None].to(query.dtype)  # [B, 1]
+        query = self.cap_cat(torch.cat([query, cap], -1)) * (1 + self.cap_gamma(cap)) \
+            + self.cap_beta(cap)  # [B, D]
+        cand_valid = obs.valid[:, 2:]  # [B, K]
+        to_current = distance[:, 1, 2:]  # [B, K] ||x_cur - x_i||
+        scale = torch.log2(obs.num_candidates.float().clamp_min(1.0))[:, None]
+        bias = (-self.out_alpha * scale * to_current).masked_fill(~cand_valid, float("-inf"))
+        read = aafm(self.out_q(query)[:, None], self.out_k(m_cand), self.out_v(m_cand),
+                    bias[:, None], cand_valid).squeeze(1).to(query.dtype)  # [B, D]
+        return query + read
+
+
+def write_memory(memory: Tensor, nodes: Tensor, rows: Tensor) -> Tensor:
+    """Write ``rows`` ``[B, R, D]`` to ``memory`` ``[B, N+1, D]`` at ``nodes`` ``[B, R]``.
+
+    Row order is first, current, candidates; when one node holds several roles the later row
+    wins (Appendix B.1.2). Losing rows and padding go to the spare slot N. Out of place while
+    gradients are recorded, so the autograd graph keeps every step of the rollout; in place
+    otherwise, so a decoding step does not copy the ``O(N D)`` memory.
+    """
+    spare = memory.shape[1] - 1
+    r = nodes.shape[1]
+    later = torch.arange(r, device=nodes.device)[None, :] > torch.arange(2, device=nodes.device)[:, None]
+    overwritten = ((nodes[:, :2, None] == nodes[:, None, :]) & later[None]).any(-1)  # [B, 2]
+    target = torch.cat([nodes[:, :2].masked_fill(overwritten, spare), nodes[:, 2:]], 1)
+    batch = torch.arange(nodes.shape[0], device=nodes.device)[:, None].expand_as(target)
+    if torch.is_grad_enabled():
+        return memory.index_put((batch, target), rows.to(memory.dtype))
+    return memory.index_put_((batch, target), rows.to(memory.dtype))
+
+
+@dataclass
+class Rollout:
+    """Result of constructing one solution per batch row."""
+
+    actions: Tensor  # [B, T] node ids, starting node first
+    log_prob: Tensor  # [B] sum of log-probabilities of the policy's own decisions (Eq. 9)
+    cost: Tensor  # [B] objective
+
+
+def rollout(model: MiLoop, env: TSPEnv | CVRPEnv, decode: str = "sample",
+            first_action: Tensor | None = None, generator: torch.Generator | None = None,
+            recompute: bool = False, replay: Tensor | None = None,
+            progress: Callable[[int], None] | None = None) -> Rollout:
+    """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
+
+    decode: ``sample`` or ``greedy``. first_action ``[B]`` forces the first decision (CVRP
+    multi-start: the first customer); forced decisions and no-ops of finished instances do not
+    enter the log-probability. recompute: keep only each step's inputs for backward and rerun
+    the step then (activation checkpointing): memory O(steps x N x D) instead of
+    O(steps x N x FF x layers), for about a third more compute. replay ``[B, T]``: follow
+    these node sequences (as returned in :attr:`Rollout.actions`) instead of choosing, to
+    recompute their log-probabilities under the current parameters. progress(t) is called
+    every :data:`PROGRESS_EVERY` steps with the number of decisions made.
+    """
+    if decode not in ("sample", "greedy"):
+        raise ValueError(f"decode must be sample or greedy, not {decode!r}")
+    device = env.locs.device
+    memory = model.new_memory(env.batch, env.num_nodes, device)
+    log_prob = torch.zeros(env.batch, device=device)
+    first_call = True
+    t = 1  # index of the next decision in the returned action sequence
+    while True:
+        done = env.done
+        if bool(done.all()):
+            break
+        obs = env.observe()
+        if recompute and torch.is_grad_enabled():
+            logits, memory = checkpoint(model.step, obs, memory, first_call, use_reentrant=False)
+        else:
+            logits, memory = model.step(obs, memory, first_call)
+        log_p = torch.log_softmax(logits, -1)  # [B, K]
+        if replay is not None:
+            target = replay[:, t] if t < replay.shape[1] else torch.zeros_like(done, dtype=torch.long)
+            choice = (obs.nodes[:, 2:] == target[:, None]).float().argmax(1)
+            counted = ~done & (not (first_call and first_action is not None))
+        elif first_call and first_action is not None:
+            choice = (obs.nodes[:, 2:] == first_action[:, None]).float().argmax(1)
+            counted = torch.zeros_like(done)
+        else:
+            if decode == "greedy":
+                choice = log_p.argmax(1)
+            else:
+                choice = torch.multinomial(log_p.exp(), 1, generator=generator).squeeze(1)
+            counted = ~done
+        picked = log_p.gather(1, choice[:, None]).squeeze(1)
+        log_prob = log_prob + torch.where(counted, picked, torch.zeros_like(picked))
+        env.step(obs.nodes[:, 2:].gather(1, choice[:, None]).squeeze(1))
+        first_call = False
+        t += 1
+        if progress is not None and t % PROGRESS_EVERY == 0:
+            progress(t)
+    actions = env.tours() if isinstance(env, TSPEnv) else env.paths()
+    return Rollout(actions, log_prob, env.cost())
+
+
+# ------------------------------------------------------------------------------------------
+# checkpoints (the shared format of routecli.train.checkpoint)
+
+KIND = "miloop"
+
+
+def to_checkpoint(model: MiLoop, meta: dict | None = None) -> dict:
+    """The shippable form of ``model``: config, float32 weights, ``meta``, digest."""
+    return ckpt.policy_checkpoint(KIND, model.config.to_dict(), model.state_dict(), meta)
+
+
+def load_policy(path: str | Path, device: str | torch.device = "cpu") -> MiLoop:
+    """Rebuild a :class:`MiLoop` from a policy or training checkpoint, in eval mode."""
+    data = ckpt.load(path, KIND, device)
+    try:
+        model = MiLoop(MiLoopConfig(**data["config"]))
+        model.load_state_dict(data["model"])
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise ckpt.CheckpointError(f"{path}: weights do not fit the MiLoop architecture "
+                                   f"({' '.join(str(err).split())[:160]})") from None
+    return model.to(device).eval()

@@ -1,0 +1,119 @@
+"""``--model miloop``: the MiLoop policy behind the :class:`routecli.solvers.Solver` protocol.
+
+Loads the shipped ``miloop-{tsp,cvrp}.pt`` (package data, see
+:func:`routecli.train.checkpoint.shipped`) or ``Settings.checkpoint``, feeds the instance's
+coordinates scaled to the unit square (the policy normalises every step anyway; only float
+precision is at stake) and returns the best decoded solution; its cost is recomputed on the
+instance's own scale by the caller.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from routecli.errors import OptionError
+from routecli.miloop.decode import DECODES, decode, to_solution
+from routecli.miloop.model import MiLoop, load_policy
+from routecli.problems import CVRPInstance, Instance, Solution, TSPInstance
+from routecli.problems.geometry import unit_square
+from routecli.solvers import Progress, ProgressFn, Stop, apply_threads
+from routecli.train.checkpoint import CheckpointError, shipped
+
+# Above this many nodes each step sees only the K nearest allowed nodes (MiLoop Section 4.1):
+# 200 for TSP, 400 for CVRP, whose capacity rules out part of the neighbourhood.
+FULL_DECODING_LIMIT = 1000
+DEFAULT_CANDIDATES = {"tsp": 200, "cvrp": 400}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """MiLoop decoding (Section 4.1): greedy, sampling or multi-start, optional x8 images."""
+
+    decode: str = "greedy"  #: greedy | sampling | multistart
+    starts: int = 100  #: multi-start M (distinct first nodes), or samples for sampling
+    augment: bool = False  #: also decode the 8 symmetric images, keep the best
+    checkpoint: str | None = None  #: weights file (None: the shipped miloop-<problem>.pt)
+    candidates: int | None = None  #: K nearest allowed nodes per step (None: automatic; 0: all)
+    device: str = "cpu"  #: torch device
+    threads: int | None = None  #: torch CPU threads (None: torch's default)
+
+    def __post_init__(self) -> None:
+        if self.decode not in DECODES:
+            raise OptionError(f"--decode must be one of {', '.join(DECODES)}, got {self.decode!r}")
+        if self.starts < 1:
+            raise OptionError(f"--starts must be >= 1, got {self.starts}")
+        if self.candidates is not None and self.candidates < 0:
+            raise OptionError(f"--candidates must be >= 0, got {self.candidates}")
+        if self.device != "cpu" and not (self.device.startswith("cuda")
+                                         and torch.cuda.is_available()):
+            raise OptionError(f"--device {self.device}: not available here (use cpu)")
+
+
+def candidate_count(problem: str, num_nodes: int, requested: int | None) -> int | None:
+    """K for an instance: ``requested`` (0 = full decoding), else automatic by size."""
+    if requested is not None:
+        return requested or None
+    return DEFAULT_CANDIDATES[problem] if num_nodes > FULL_DECODING_LIMIT else None
+
+
+def instance_batch(instance: TSPInstance | CVRPInstance) -> dict[str, torch.Tensor]:
+    """One-instance tensor batch with coordinates in the unit square."""
+    if instance.coords is None:
+        raise OptionError(f"{instance.name}: MiLoop needs node coordinates "
+                          "(explicit distance matrices are not supported)")
+    batch = {"locs": torch.as_tensor(unit_square(instance.coords), dtype=torch.float32)[None]}
+    if isinstance(instance, CVRPInstance):
+        batch["demand"] = torch.as_tensor(np.asarray(instance.demands), dtype=torch.long)[None]
+        batch["capacity"] = torch.tensor([float(instance.capacity)])
+    return batch
+
+
+class MiLoopSolver:
+    name = "miloop"
+    problems = ("tsp", "cvrp")
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.models: dict[str, MiLoop] = {}
+
+    def policy(self, problem: str) -> MiLoop:
+        if problem not in self.models:
+            path = Path(self.settings.checkpoint or shipped(f"miloop-{problem}.pt"))
+            model = load_policy(path, self.settings.device)
+            if model.config.problem != problem:
+                raise CheckpointError(f"{path} is a {model.config.problem.upper()} checkpoint, "
+                                      f"the instance is {problem.upper()}")
+            self.models[problem] = model
+        return self.models[problem]
+
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+              progress: ProgressFn | None = None) -> Solution:
+        if not isinstance(instance, TSPInstance | CVRPInstance):
+            raise OptionError(f"MiLoop solves TSP and CVRP, not {instance.problem.upper()}")
+        if stop.iterations is not None:
+            raise OptionError("MiLoop is constructive: it takes a time limit, not an "
+                              "iteration limit")
+        started = time.perf_counter()
+        deadline = None if stop.seconds is None else started + stop.seconds
+        model = self.policy(instance.problem)
+        generator = torch.Generator().manual_seed(seed)
+        batch = instance_batch(instance)
+        report = None if progress is None else (
+            lambda share: progress(Progress(time.perf_counter() - started, share=share)))
+        s = self.settings
+        result = decode(model, {k: v.to(s.device) for k, v in batch.items()}, s.decode,
+                        starts=s.starts, augment=s.augment, samples=s.starts, generator=generator,
+                        candidates=candidate_count(instance.problem, batch["locs"].shape[1],
+                                                   s.candidates),
+                        progress=report, deadline=deadline)
+        return to_solution(instance, result.actions[0])
+
+
+def make(settings: Settings) -> MiLoopSolver:
+    apply_threads(settings.threads)
+    return MiLoopSolver(settings)

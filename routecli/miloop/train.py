@@ -1,0 +1,416 @@
+"""The MiLoop training loop: curriculum, K rollouts per instance, DPO/REINFORCE, validation,
+resumable checkpoints, a JSONL log, and data-parallel training under ``torchrun``.
+
+Every optimizer step draws a fresh batch of uniform instances whose seed is a function of
+``(seed, step, rank)``, so a resumed run sees exactly the data it would have seen. Each
+instance is rolled out K times from distinct starting nodes (TSP) or first customers (CVRP);
+the K sequence log-probabilities keep the autograd graph of the full rollout, memory included,
+and feed the loss.
+
+Data parallelism: the rollout calls the policy once per construction step, which does not fit
+``DistributedDataParallel``'s one-forward-per-backward hooks, so gradients are averaged with
+one explicit ``all_reduce`` per parameter after ``backward`` (same arithmetic as DDP).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from routecli import generate
+from routecli.envs import CVRPEnv, TSPEnv
+from routecli.miloop.model import KIND, MiLoop, MiLoopConfig, load_policy, rollout, to_checkpoint
+from routecli.problems import Routes, Tour
+from routecli.train import checkpoint
+from routecli.train.losses import pair_accuracy, policy_loss
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One curriculum stage: ``steps`` updates on ``size``-node instances, ``batch`` instances
+    per update (per process), ``rollouts`` samples per instance (capped at the start pool).
+
+    ``imitation`` marks an optional supervised warm-start stage: teacher forcing on PyVRP
+    solutions (cross-entropy of the reference decisions), not part of the paper's recipe.
+    """
+
+    size: int
+    steps: int
+    batch: int
+    rollouts: int
+    imitation: bool = False
+
+    @classmethod
+    def parse_list(cls, text: str) -> list[Stage]:
+        """``"20:2000:64:20,50:1000:16:1:imitation"`` -> stages
+        (size:steps:batch:rollouts[:imitation])."""
+        stages = []
+        for part in text.split(","):
+            fields = part.strip().split(":")
+            imitation = len(fields) == 5 and fields[4] == "imitation"
+            try:
+                if len(fields) != 4 and not imitation:
+                    raise ValueError(part)
+                size, steps, batch, rollouts = (int(x) for x in fields[:4])
+            except ValueError as err:
+                raise ValueError(f"curriculum stage {part!r}: expected "
+                                 "size:steps:batch:rollouts[:imitation]") from err
+            if min(size, steps, batch, rollouts) < 1 or (rollouts < 2 and not imitation):
+                raise ValueError(f"curriculum stage {part!r}: values must be positive and "
+                                 "rollouts >= 2 (a preference needs a pair)")
+            stages.append(cls(size, steps, batch, rollouts, imitation))
+        return stages
+
+    def __str__(self) -> str:
+        tail = ":imitation" if self.imitation else ""
+        return f"{self.size}:{self.steps}:{self.batch}:{self.rollouts}{tail}"
+
+
+@dataclass
+class TrainConfig:
+    problem: str = "tsp"
+    run_dir: str = "runs/miloop-tsp"
+    curriculum: list[Stage] = field(default_factory=lambda: [Stage(100, 1000, 120, 2)])
+    loss: str = "dpo"  # dpo | reinforce
+    beta: float = 0.1
+    lr: float = 1e-4
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0
+    decay_at: float = 0.918  # fraction of all steps where lr is multiplied by 0.1 (101/110)
+    seed: int = 0
+    init: str | None = None  # start from this policy's weights (fresh optimizer)
+    val_size: int = 100
+    val_instances: int = 64
+    val_seed: int = 987654
+    val_every: int = 200  # steps
+    val_time_limit: float = 1.0  # PyVRP seconds per reference solution
+    label_time_limit: float = 0.1  # PyVRP seconds per label of an imitation stage
+    checkpoint_every: float = 120.0  # seconds
+    log_every: int = 10
+    recompute_from: int = 50  # stage size from which rollout steps recompute activations
+    threads: int = 0  # 0: leave torch's default
+    device: str = "cpu"
+    layers: int = 3
+    fusion: bool = True
+    gated: bool = True
+    memory: bool = True
+
+    @property
+    def total_steps(self) -> int:
+        return sum(s.steps for s in self.curriculum)
+
+    def stage_at(self, step: int) -> Stage:
+        end = 0
+        for stage in self.curriculum:
+            end += stage.steps
+            if step < end:
+                return stage
+        return self.curriculum[-1]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["curriculum"] = ",".join(str(s) for s in self.curriculum)
+        return out
+
+
+def sample_batch(problem: str, size: int, batch: int, seed: int, device: str) -> dict[str, torch.Tensor]:
+    """Uniform training instances as tensors (CVRP capacity 50, the paper's setting)."""
+    raw = generate.tsp(batch, size, seed) if problem == "tsp" else generate.cvrp(batch, size, seed)
+    return {k: torch.as_tensor(v, dtype=torch.float32 if k != "demand" else torch.long,
+                               device=device) for k, v in raw.items()}
+
+
+def expand_rollouts(problem: str, data: dict[str, torch.Tensor], k: int,
+                    generator: torch.Generator) -> tuple[TSPEnv | CVRPEnv, torch.Tensor | None, int]:
+    """Repeat each instance K times with distinct random starts (TSP: first node, CVRP: first
+    customer, forced). Returns the environment (rows instance-major), forced first actions
+    (CVRP) and the effective K."""
+    locs = data["locs"]
+    batch, nodes = locs.shape[:2]
+    pool = nodes if problem == "tsp" else nodes - 1
+    k = min(k, pool)
+    noise = torch.rand(batch, pool, generator=generator).to(locs.device)
+    starts = noise.argsort(1)[:, :k].reshape(-1)  # [B*K] distinct per instance
+    rep = torch.arange(batch, device=locs.device).repeat_interleave(k)
+    if problem == "tsp":
+        return TSPEnv(locs[rep], starts), None, k
+    env = CVRPEnv(locs[rep], data["demand"][rep], data["capacity"][rep])
+    return env, starts + 1, k
+
+
+class Trainer:
+    """Owns model, optimizer and run folder; :meth:`run` trains until the curriculum ends."""
+
+    def __init__(self, cfg: TrainConfig, resume: bool = False, progress: bool = True):
+        self.cfg = cfg
+        self.rank, self.world = distributed_setup(cfg.device)
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        torch.manual_seed(cfg.seed)
+        self.model = MiLoop(MiLoopConfig(problem=cfg.problem, layers=cfg.layers,
+                                         fusion=cfg.fusion, gated=cfg.gated,
+                                         memory=cfg.memory)).to(cfg.device)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr,
+                                           weight_decay=cfg.weight_decay)
+        self.step = 0
+        self.instances = 0
+        self.elapsed = 0.0
+        self.best_gap = math.inf
+        self.run_dir = Path(cfg.run_dir)
+        self.progress = progress and self.rank == 0
+        last = self.run_dir / "last.pt"
+        if resume and last.exists():
+            self.restore(checkpoint.load(last, KIND, cfg.device))
+        elif cfg.init:
+            self.model.load_state_dict(load_policy(cfg.init, cfg.device).state_dict())
+        if self.world > 1:
+            for p in self.model.parameters():
+                dist.broadcast(p.data, 0)
+        self.validation: tuple[dict[str, torch.Tensor], torch.Tensor] | None = None
+
+    # ----------------------------------------------------------------- state
+    def state(self) -> dict[str, Any]:
+        return {"kind": KIND, "config": self.model.config.to_dict(), "train": self.cfg.to_dict(),
+                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "step": self.step, "instances": self.instances, "elapsed": self.elapsed,
+                "best_gap": self.best_gap}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step = int(state["step"])
+        self.instances = int(state["instances"])
+        self.elapsed = float(state["elapsed"])
+        self.best_gap = float(state["best_gap"])
+
+    def save(self) -> None:
+        if self.rank == 0:
+            checkpoint.save(self.state(), self.run_dir / "last.pt")
+
+    def log(self, record: dict[str, Any]) -> None:
+        if self.rank != 0:
+            return
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.run_dir / "log.jsonl", "a") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+    # ------------------------------------------------------------ learning
+    def learning_rate(self) -> float:
+        decayed = self.step >= int(self.cfg.decay_at * self.cfg.total_steps)
+        return self.cfg.lr * (0.1 if decayed else 1.0)
+
+    def train_step(self) -> dict[str, float]:
+        cfg = self.cfg
+        stage = cfg.stage_at(self.step)
+        seed = int(np.random.SeedSequence([cfg.seed, self.step, self.rank]).generate_state(1)[0])
+        generator = torch.Generator().manual_seed(seed)
+        data = sample_batch(cfg.problem, stage.size, stage.batch, seed, cfg.device)
+        self.model.train()
+        amp = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.device.startswith("cuda"))
+        recompute = stage.size >= cfg.recompute_from
+        if stage.imitation:
+            raw = {k: v.cpu().numpy() for k, v in data.items()}
+            labels = reference_actions(cfg.problem, raw, cfg.label_time_limit, generator)
+            env, _, k = expand_rollouts(cfg.problem, data, 1, generator)
+            if isinstance(env, TSPEnv):  # start where the label starts
+                env = TSPEnv(data["locs"], labels[:, 0].to(cfg.device))
+            with amp:
+                result = rollout(self.model, env, replay=labels.to(cfg.device),
+                                 recompute=recompute)
+            decisions = (labels.shape[1] - 1)
+            loss = -result.log_prob.mean() / decisions
+            log_prob = result.log_prob.detach()[:, None]
+            cost = result.cost[:, None]
+        else:
+            env, forced, k = expand_rollouts(cfg.problem, data, stage.rollouts, generator)
+            with amp:
+                result = rollout(self.model, env, "sample", first_action=forced,
+                                 generator=generator if cfg.device == "cpu" else None,
+                                 recompute=recompute)
+            log_prob = result.log_prob.view(stage.batch, k)
+            cost = result.cost.view(stage.batch, k)
+            loss = policy_loss(cfg.loss, log_prob, cost, cfg.beta)
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.world > 1:
+            for p in self.model.parameters():
+                if p.grad is not None:
+                    dist.all_reduce(p.grad)
+                    p.grad /= self.world
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+        self.optimizer.step()
+        self.step += 1
+        self.instances += stage.batch * self.world
+        return {"loss": float(loss.detach()), "cost": float(cost.mean()),
+                "best_cost": float(cost.min(1).values.mean()),
+                "pair_acc": pair_accuracy(log_prob.detach(), cost) if k > 1 else float("nan"),
+                "grad_norm": float(grad_norm), "size": stage.size}
+
+    # ---------------------------------------------------------- validation
+    def validate(self) -> dict[str, float]:
+        """Greedy validation gap (%) against cached PyVRP references on a fixed set."""
+        from routecli.miloop.decode import decode
+
+        if self.validation is None:
+            self.validation = validation_set(self.cfg)
+        data, reference = self.validation
+        started = time.perf_counter()
+        result = decode(self.model.eval(), data, "greedy")
+        gaps = 100.0 * (result.cost - reference) / reference
+        return {"val_gap": float(gaps.mean()), "val_cost": float(result.cost.mean()),
+                "val_seconds": time.perf_counter() - started}
+
+    # ----------------------------------------------------------------- loop
+    def run(self, until_step: int | None = None) -> None:
+        """Train to the end of the curriculum (or to ``until_step``), then save ``last.pt``."""
+        cfg = self.cfg
+        total = cfg.total_steps if until_step is None else min(until_step, cfg.total_steps)
+        last_save = time.perf_counter()
+        window: list[dict[str, float]] = []
+        window_start = time.perf_counter()
+        bar = ProgressLine(total, enabled=self.progress)
+        self.log({"event": "start" if self.step == 0 else "resume", "step": self.step,
+                  "train": cfg.to_dict(), "world": self.world})
+        while self.step < total:
+            tick = time.perf_counter()
+            stats = self.train_step()
+            self.elapsed += time.perf_counter() - tick
+            window.append(stats)
+            if self.step % cfg.log_every == 0 or self.step == total:
+                seconds = time.perf_counter() - window_start
+                stage = cfg.stage_at(self.step - 1)
+                record = {"step": self.step, "instances": self.instances,
+                          "elapsed": round(self.elapsed, 1),
+                          "inst_per_s": round(len(window) * stage.batch * self.world / seconds, 2),
+                          "lr": self.learning_rate(),
+                          **{k: round(float(np.mean([w[k] for w in window])), 5)
+                             for k in window[0]}}
+                self.log(record)
+                bar.update(self.step, record)
+                window, window_start = [], time.perf_counter()
+            if self.rank == 0 and (self.step % cfg.val_every == 0 or self.step == total):
+                val = self.validate()
+                record = {"step": self.step, "instances": self.instances,
+                          "elapsed": round(self.elapsed, 1), **val}
+                self.log(record)
+                bar.note(record)
+                if val["val_gap"] < self.best_gap:
+                    self.best_gap = val["val_gap"]
+                    checkpoint.save(to_checkpoint(
+                        self.model, {"step": self.step, "val_gap": val["val_gap"]}),
+                        self.run_dir / "best.pt")
+            if time.perf_counter() - last_save > cfg.checkpoint_every:
+                self.save()
+                last_save = time.perf_counter()
+        self.save()
+        bar.close()
+
+
+def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: float,
+                      generator: torch.Generator) -> torch.Tensor:
+    """PyVRP solutions of a batch as node sequences ``[B, T]`` for teacher forcing.
+
+    TSP tours start at a random node in a random direction; CVRP routes come in random order
+    and direction, joined by depot visits and padded with depot no-ops (both are symmetries
+    of the objective, so the policy is not taught an arbitrary order).
+    """
+    from routecli.baselines.reference import reference_solutions
+    from routecli.generate import batch_instances
+
+    solutions = reference_solutions(batch_instances(problem, raw), time_limit, progress=False)
+    rng = np.random.default_rng(int(torch.randint(0, 2**31, (1,), generator=generator)))
+    sequences = []
+    for solution in solutions:
+        if problem == "tsp":
+            assert isinstance(solution, Tour)
+            tour = np.roll(solution.order, -int(rng.integers(len(solution.order))))
+            sequences.append(tour if rng.random() < 0.5 else np.roll(tour[::-1], 1))
+        else:
+            assert isinstance(solution, Routes)
+            path = [0]
+            for r in rng.permutation(len(solution.routes)):
+                route = solution.routes[r]
+                path.extend((route if rng.random() < 0.5 else route[::-1]).tolist() + [0])
+            sequences.append(np.asarray(path))
+    length = max(len(seq) for seq in sequences)
+    out = np.zeros((len(sequences), length), np.int64)
+    for i, seq in enumerate(sequences):
+        out[i, :len(seq)] = seq
+    return torch.as_tensor(out)
+
+
+def validation_set(cfg: TrainConfig) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """The fixed validation instances and their PyVRP reference costs ``[V]``."""
+    from routecli.baselines.reference import reference_solutions
+    from routecli.generate import batch_instances
+    from routecli.problems import cost
+
+    raw = (generate.tsp(cfg.val_instances, cfg.val_size, cfg.val_seed) if cfg.problem == "tsp"
+           else generate.cvrp(cfg.val_instances, cfg.val_size, cfg.val_seed))
+    instances = batch_instances(cfg.problem, raw)
+    solutions = reference_solutions(instances, cfg.val_time_limit, progress=False)
+    reference = torch.tensor([cost(inst, sol) for inst, sol in zip(instances, solutions)],
+                             dtype=torch.float32)
+    data = {k: torch.as_tensor(v, dtype=torch.float32 if k != "demand" else torch.long)
+            for k, v in raw.items()}
+    return data, reference
+
+
+def distributed_setup(device: str) -> tuple[int, int]:
+    """Join the process group when launched by ``torchrun`` (WORLD_SIZE > 1)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return 0, 1
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
+    return dist.get_rank(), dist.get_world_size()
+
+
+class ProgressLine:
+    """A rich progress bar on a terminal; plain lines when the output is a log file."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.enabled = enabled
+        self.tty = enabled and sys.stdout.isatty()
+        self.progress = None
+        if self.tty:
+            from rich.progress import Progress
+
+            self.progress = Progress()
+            self.task = self.progress.add_task("training", total=total)
+            self.progress.start()
+
+    def update(self, step: int, record: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        text = (f"step {step} size {record['size']} loss {record['loss']:.4f} "
+                f"cost {record['cost']:.3f} {record['inst_per_s']} inst/s")
+        if self.progress is not None:
+            self.progress.update(self.task, completed=step, description=text)
+        else:
+            print(text, flush=True)
+
+    def note(self, record: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        text = f"step {record['step']} validation gap {record['val_gap']:.2f}%"
+        if self.progress is not None:
+            self.progress.console.print(text)
+        else:
+            print(text, flush=True)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()

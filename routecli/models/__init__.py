@@ -1,1 +1,0 @@
-"""Neural policies built from routecli.nn and routecli.envs."""

@@ -1,0 +1,104 @@
+"""``--model nds``: augmented simulated annealing driven by the learned deconstruction policy.
+
+Solves CVRP, VRPTW and PCVRP. Loads the shipped ``nds-<problem>.pt`` (``nds-<problem>-<pe>.pt``
+when ``pe`` names an encoding other than the shipped one), or ``Settings.checkpoint``; the
+checkpoint's problem and PE must match the request. ``policy`` = ``random`` or ``strings``
+swaps the learned policy for a non-neural control under the same search settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from routecli.errors import OptionError
+from routecli.nds.policy import default_pe, load_policy
+from routecli.nds.removal import LearnedRemoval
+from routecli.pe.registry import PE_REGISTRY, canonical_pe
+from routecli.problems import Instance, Routes
+from routecli.search.asa import ASAResult
+from routecli.search.ruin import POLICIES, RemovalPolicy, make_policy
+from routecli.search.solver import SearchSettings, SearchSolver
+from routecli.solvers import ProgressFn, Stop, apply_threads
+from routecli.train.checkpoint import CheckpointError, shipped
+
+
+@dataclass(frozen=True)
+class Settings(SearchSettings):
+    """The PE paper's NDS search (Table 7): 64 rollouts of 15 removals per iteration, read on
+    the 8 symmetric images of the instance."""
+
+    policy: str = "learned"  #: learned, or a non-neural control: random, strings
+    rollouts: int = 64  #: removal proposals per iteration, spread over the images
+    remove: int = 15  #: customers per proposal
+    pe: str | None = None  #: positional encoding (None: the shipped one for the problem)
+    checkpoint: str | None = None  #: policy weights (None: the shipped nds-<problem>.pt)
+    images: int = 8  #: 8: the paper's augmented images; 1: the instance only (8x cheaper)
+    threads: int | None = None  #: torch CPU threads (None: torch's default)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.policy not in ("learned", *POLICIES):
+            raise OptionError(f"--policy must be learned, {', '.join(POLICIES)} for nds, "
+                              f"got {self.policy!r}")
+        if self.pe is not None and canonical_pe(self.pe) not in PE_REGISTRY:
+            raise OptionError(f"unknown positional encoding {self.pe!r}; choose from "
+                              f"{', '.join(PE_REGISTRY)}")
+        if self.images not in (1, 8):
+            raise OptionError(f"images must be 1 or 8, got {self.images}")
+
+
+def default_checkpoint(problem: str, pe: str | None = None) -> Path:
+    """Shipped weights for ``problem`` (and a non-default ``pe``)."""
+    if pe is None or canonical_pe(pe) == default_pe(problem):
+        return shipped(f"nds-{problem}.pt")
+    return shipped(f"nds-{problem}-{canonical_pe(pe)}.pt")
+
+
+class NDSSolver:
+    """Loads one policy per problem on first use and runs ASA with it."""
+
+    problems = ("cvrp", "vrptw", "pcvrp")
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        # the label says which removal ran: nds (learned) or nds-random / nds-strings
+        self.name = "nds" if settings.policy == "learned" else f"nds-{settings.policy}"
+        self._policies: dict[str, RemovalPolicy] = {}
+        self.last: ASAResult | None = None
+
+    def policy(self, problem: str) -> RemovalPolicy:
+        """The removal policy for ``problem`` (cached)."""
+        if problem in self._policies:
+            return self._policies[problem]
+        s = self.settings
+        if s.policy != "learned":
+            policy = make_policy(s.policy)
+        else:
+            path = Path(s.checkpoint) if s.checkpoint else default_checkpoint(problem, s.pe)
+            if not path.is_file():
+                pe_flag = f" --pe {s.pe}" if s.pe else ""
+                raise CheckpointError(f"NDS checkpoint not found: {path} (train one with "
+                                      f"routecli train-nds --problem {problem}{pe_flag})")
+            model = load_policy(path)
+            if model.config.problem != problem:
+                raise CheckpointError(f"{path} is an NDS-{model.config.problem.upper()} "
+                                      f"checkpoint, the instance is {problem.upper()}")
+            if s.pe is not None and canonical_pe(s.pe) != model.config.pe:
+                raise CheckpointError(f"{path} was trained with PE {model.config.pe!r}, "
+                                      f"not {s.pe!r}")
+            policy = LearnedRemoval(model, augment=s.images == 8)
+        self._policies[problem] = policy
+        return policy
+
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+              progress: ProgressFn | None = None) -> Routes:
+        inner = SearchSolver(self.name, self.policy(instance.problem), self.settings)
+        solution = inner.solve(instance, seed=seed, stop=stop, progress=progress)
+        self.last = inner.last
+        return solution
+
+
+def make(settings: Settings) -> NDSSolver:
+    apply_threads(settings.threads)
+    return NDSSolver(settings)

@@ -1,0 +1,94 @@
+import pytest
+import torch
+
+from routecli import generate
+from routecli.generate import batch_instances
+from routecli.miloop.decode import decode, start_nodes, to_solution
+from routecli.miloop.model import MiLoop, MiLoopConfig
+from routecli.problems import validate
+
+
+def model(problem):
+    torch.manual_seed(0)
+    return MiLoop(MiLoopConfig(problem=problem, dim=16, ff_dim=32, layers=1)).eval()
+
+
+def tensors(raw):
+    return {k: torch.as_tensor(v) for k, v in raw.items()}
+
+
+def test_start_nodes_distinct_and_customers_for_cvrp():
+    assert start_nodes("tsp", 10, 100).tolist() == list(range(10))
+    picks = start_nodes("cvrp", 21, 5)
+    assert len(set(picks.tolist())) == 5 and int(picks.min()) >= 1 and int(picks.max()) <= 20
+
+
+@pytest.mark.parametrize("problem", ["tsp", "cvrp"])
+def test_best_of_never_worse_than_its_subsets(problem):
+    raw = generate.tsp(3, 10, 1) if problem == "tsp" else generate.cvrp(3, 10, 1)
+    batch, policy = tensors(raw), model(problem)
+    greedy = decode(policy, batch, "greedy")
+    multi = decode(policy, batch, "multistart", starts=10)
+    multi_aug = decode(policy, batch, "multistart", starts=10, augment=True, chunk=7)
+    assert (multi_aug.cost <= multi.cost + 1e-5).all()
+    if problem == "tsp":  # multi-start over all nodes includes greedy's start node 0
+        assert (multi.cost <= greedy.cost + 1e-5).all()
+    for inst, actions, cost in zip(batch_instances(problem, raw), multi_aug.actions,
+                                   multi_aug.cost, strict=True):
+        solution = to_solution(inst, actions)
+        assert validate(inst, solution) == []
+        assert abs(inst.cost(solution) - float(cost)) < 1e-4
+
+
+def test_sampling_is_seeded():
+    batch, policy = tensors(generate.tsp(2, 12, 3)), model("tsp")
+    a = decode(policy, batch, "sampling", samples=4, generator=torch.Generator().manual_seed(7))
+    b = decode(policy, batch, "sampling", samples=4, generator=torch.Generator().manual_seed(7))
+    assert torch.equal(a.cost, b.cost)
+
+
+def test_unknown_decode_is_refused():
+    with pytest.raises(ValueError, match="unknown decode"):
+        decode(model("tsp"), tensors(generate.tsp(1, 5, 0)), "beam")
+
+
+@pytest.mark.parametrize("method", ["greedy", "multistart"])
+def test_candidates_covering_all_nodes_reproduce_full_tsp_decoding(method):
+    batch, policy = tensors(generate.tsp(1, 30, 4)), model("tsp")
+    full = decode(policy, batch, method, starts=5, augment=True)
+    limited = decode(policy, batch, method, starts=5, augment=True, candidates=30)
+    assert torch.equal(full.actions[0], limited.actions[0])
+    assert torch.equal(full.cost, limited.cost)
+
+
+def test_candidates_covering_all_nodes_reproduce_full_cvrp_decoding_when_all_fit():
+    # with room for every customer the feasible set is the whole candidate set A_t
+    raw = generate.cvrp(1, 25, 6)
+    raw["capacity"] = raw["demand"].sum(1).astype(raw["capacity"].dtype)
+    batch, policy = tensors(raw), model("cvrp")
+    full = decode(policy, batch, "multistart", starts=4)
+    limited = decode(policy, batch, "multistart", starts=4, candidates=400)
+    assert torch.equal(full.actions[0], limited.actions[0])
+
+
+@pytest.mark.parametrize("problem", ["tsp", "cvrp"])
+def test_small_candidate_sets_still_give_feasible_solutions(problem):
+    raw = generate.tsp(1, 60, 8) if problem == "tsp" else generate.cvrp(1, 60, 8)
+    batch, policy = tensors(raw), model(problem)
+    result = decode(policy, batch, "multistart", starts=3, augment=True, candidates=5, chunk=4)
+    inst = batch_instances(problem, raw)[0]
+    solution = to_solution(inst, result.actions[0])
+    assert validate(inst, solution) == []
+    assert abs(inst.cost(solution) - float(result.cost[0])) < 1e-4
+
+
+def test_candidate_decoding_takes_one_instance():
+    with pytest.raises(ValueError, match="one instance"):
+        decode(model("tsp"), tensors(generate.tsp(2, 10, 0)), "greedy", candidates=5)
+
+
+def test_progress_reports_increasing_shares():
+    seen = []
+    decode(model("tsp"), tensors(generate.tsp(1, 600, 2)), "greedy", candidates=8,
+           progress=seen.append)
+    assert seen == sorted(seen) and len(seen) == 2 and 0 < seen[0] < seen[-1] <= 1

@@ -1,0 +1,110 @@
+import json
+import os
+import socket
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+from routecli.envs import TSPEnv
+from routecli.miloop.model import MiLoop, MiLoopConfig, rollout
+from routecli.miloop.train import Stage, TrainConfig, Trainer, expand_rollouts
+from routecli.train.losses import dpo_loss
+
+
+def read_log(path) -> list[dict]:
+    with open(path) as fh:
+        return [json.loads(line) for line in fh]
+
+
+def tiny_config(tmp_path, **kw) -> TrainConfig:
+    base = dict(problem="tsp", run_dir=str(tmp_path / "run"),
+                curriculum=[Stage(6, 4, 2, 3)], val_size=6, val_instances=2, val_every=1000,
+                log_every=1, threads=1, checkpoint_every=0.0, lr=1e-3)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_dpo_updates_lower_the_loss_on_replayed_pairs():
+    """Algorithm 1 with replay: fixed sampled pairs, repeated updates, the loss goes down."""
+    torch.manual_seed(0)
+    model = MiLoop(MiLoopConfig(problem="tsp", dim=32, ff_dim=64, layers=1))
+    locs = torch.rand(4, 8, 2)
+    g = torch.Generator().manual_seed(0)
+    env, _, k = expand_rollouts("tsp", {"locs": locs}, 4, g)
+    sampled = rollout(model, env, "sample", generator=g)
+    starts = sampled.actions[:, 0]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for _ in range(15):
+        replay = rollout(model, TSPEnv(locs.repeat_interleave(k, 0), starts),
+                         replay=sampled.actions)
+        loss = dpo_loss(replay.log_prob.view(4, k), sampled.cost.view(4, k), beta=0.1)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < losses[0] - 0.01
+
+
+def test_training_writes_log_and_resume_is_exact(tmp_path, monkeypatch):
+    monkeypatch.setattr("routecli.miloop.train.Trainer.validate",
+                        lambda self: {"val_gap": 1.0, "val_cost": 1.0, "val_seconds": 0.0})
+    straight = Trainer(tiny_config(tmp_path / "a"))
+    straight.run()
+    records = read_log(tmp_path / "a" / "run" / "log.jsonl")
+    assert records[0]["event"] == "start"
+    assert [r["step"] for r in records if "loss" in r] == [1, 2, 3, 4]
+
+    Trainer(tiny_config(tmp_path / "b")).run(until_step=2)
+    resumed = Trainer(tiny_config(tmp_path / "b"), resume=True)
+    assert resumed.step == 2
+    resumed.run()
+    for (k, a), (_, b) in zip(straight.model.state_dict().items(),
+                              resumed.model.state_dict().items(), strict=True):
+        assert torch.equal(a, b), k
+
+
+def test_imitation_stage_runs_on_reference_labels(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    cfg = tiny_config(tmp_path, problem="cvrp", curriculum=Stage.parse_list("6:2:2:1:imitation"),
+                      label_time_limit=0.05, val_every=2, val_time_limit=0.05)
+    trainer = Trainer(cfg)
+    trainer.run()
+    records = read_log(tmp_path / "run" / "log.jsonl")
+    assert all(r["loss"] > 0 for r in records if "loss" in r)
+    assert any("val_gap" in r for r in records)
+    assert (tmp_path / "run" / "best.pt").exists()
+
+
+def test_stage_parsing_rejects_bad_text():
+    assert Stage.parse_list("20:5:4:10,50:1:2:1:imitation")[1].imitation
+    with pytest.raises(ValueError):
+        Stage.parse_list("20:5:4:1")  # a preference needs two rollouts
+    with pytest.raises(ValueError):
+        Stage.parse_list("20:5")
+
+
+def _ddp_worker(rank: int, world: int, port: int, run_dir: str, out: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    cfg = TrainConfig(problem="tsp", run_dir=run_dir, curriculum=[Stage(6, 2, 2, 3)],
+                      val_every=1000, log_every=1, threads=1, checkpoint_every=1e9, seed=rank)
+    trainer = Trainer(cfg)
+    trainer.run()
+    torch.save({k: v.clone() for k, v in trainer.model.state_dict().items()}, f"{out}{rank}.pt")
+    torch.distributed.destroy_process_group()
+
+
+def test_ddp_two_gloo_processes_stay_in_sync(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = str(tmp_path / "state")
+    mp.spawn(_ddp_worker, args=(2, port, str(tmp_path / "run"), out), nprocs=2, join=True)
+    a, b = (torch.load(f"{out}{r}.pt", weights_only=True) for r in (0, 1))
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    records = read_log(tmp_path / "run" / "log.jsonl")
+    assert records[0]["world"] == 2
+    assert records[-1]["instances"] == 2 * 2 * 2  # steps x batch x processes

@@ -1,0 +1,81 @@
+"""``--model nds``: checkpoint selection and checks, controls, valid solutions, progress."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from routecli import generate
+from routecli.errors import OptionError
+from routecli.generate import batch_instances
+from routecli.nds.policy import NDSConfig, NDSPolicy, to_checkpoint
+from routecli.nds.solver import default_checkpoint
+from routecli.solvers import Stop, make_solver, run
+from routecli.train.checkpoint import CheckpointError
+from routecli.train.checkpoint import save as save_checkpoint
+
+SMALL = {"embed_dim": 32, "num_heads": 4, "num_layers": 1, "ff_dim": 64, "pe_dim": 16,
+         "poly_dim": 32}
+
+
+def save(tmp_path, problem="cvrp", pe="ipe_inv_xpe"):
+    torch.manual_seed(0)
+    path = tmp_path / f"nds-{problem}-{pe}.pt"
+    save_checkpoint(to_checkpoint(NDSPolicy(NDSConfig(problem=problem, pe=pe, **SMALL))), path)
+    return str(path)
+
+
+def instance(problem="cvrp", n=25):
+    return batch_instances(problem, getattr(generate, problem)(1, n, 1, capacity=None))[0]
+
+
+def solver(**kw):
+    return make_solver("nds", rollouts=8, remove=5, **kw)
+
+
+def test_default_checkpoints_follow_problem_and_pe():
+    assert default_checkpoint("cvrp").name == "nds-cvrp.pt"
+    assert default_checkpoint("cvrp", "IPE-INV+XPE").name == "nds-cvrp.pt"
+    assert default_checkpoint("cvrp", "rope").name == "nds-cvrp-rope.pt"
+    assert default_checkpoint("vrptw", "ipe_xpe").name == "nds-vrptw.pt"
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pcvrp"])
+def test_learned_search_returns_valid_solutions_and_reports_progress(tmp_path, problem):
+    pe = "ipe_inv_xpe" if problem == "cvrp" else "ipe_xpe"
+    nds = solver(checkpoint=save(tmp_path, problem, pe))
+    seen = []
+    result = run(nds, instance(problem), seed=1, stop=Stop(iterations=20),
+                 progress=lambda p: seen.append(p.best))
+    assert result.feasible, result.problems
+    assert seen and seen == sorted(seen, reverse=True) and seen[-1] == pytest.approx(result.cost)
+    assert nds.last.iterations == 20
+
+
+def test_random_control_needs_no_checkpoint():
+    control = solver(policy="random")
+    assert control.name == "nds-random"
+    assert run(control, instance(), stop=Stop(iterations=20)).feasible
+
+
+def test_checkpoint_for_another_problem_is_refused(tmp_path):
+    nds = solver(checkpoint=save(tmp_path, "vrptw", "ipe_xpe"))
+    with pytest.raises(CheckpointError, match="NDS-VRPTW checkpoint"):
+        nds.solve(instance("cvrp"), stop=Stop(iterations=1))
+
+
+def test_pe_must_match_the_checkpoint(tmp_path):
+    nds = solver(checkpoint=save(tmp_path), pe="rope")
+    with pytest.raises(CheckpointError, match="trained with PE 'ipe_inv_xpe'"):
+        nds.solve(instance(), stop=Stop(iterations=1))
+
+
+def test_bad_options_are_refused_early(tmp_path):
+    with pytest.raises(OptionError, match="unknown positional encoding"):
+        solver(pe="nonsense")
+    with pytest.raises(OptionError, match="--policy"):
+        solver(policy="greedy")
+    with pytest.raises(OptionError, match="images"):
+        solver(images=3)
+    with pytest.raises(CheckpointError, match="not found"):
+        solver(checkpoint=str(tmp_path / "missing.pt")).solve(instance(), stop=Stop(iterations=1))

@@ -1,0 +1,197 @@
+"""WTA training of the NDS policy: rollout scoring/replay, the loss, a tiny run, resuming."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from routecli.nds.policy import NDSConfig, NDSPolicy, load_policy, to_checkpoint
+from routecli.nds.train import (
+    Episode,
+    NDSTrainConfig,
+    NDSTrainer,
+    commit_rollout,
+    export_policy,
+    rollout_rewards,
+    score_rollouts,
+    winners,
+    wta_loss,
+)
+from routecli.problems import validate
+from routecli.search.asa import workspace
+from routecli.search.repair import BLINK_RATE
+from routecli.search.state import ROUTE, state_cost
+from routecli.train.checkpoint import CheckpointError, save
+
+
+def tiny(tmp_path, **kw) -> NDSTrainConfig:
+    base = dict(size=20, batch=2, rollouts=8, remove=4, episode=6, warmup=1, steps=6,
+                val_every=1000, val_instances=1, val_iterations=3, val_rollouts=4,
+                log_every=2, embed_dim=32, num_layers=1, lr=1e-3, lr_warmup=1,
+                run_dir=str(tmp_path / "run"), checkpoint_every=0.0)
+    base.update(kw)
+    return NDSTrainConfig(**base)
+
+
+def test_scored_rollouts_replay_exactly_and_leave_the_current_solution(tmp_path):
+    ep = Episode(tiny(tmp_path, problem="vrptw"), index=0)
+    i = 0
+    before = [a.copy() for a in ep.current[i].arrays()]
+    rng = np.random.default_rng(0)
+    served = ep.current[i].served()
+    removals = np.stack([rng.choice(served, 5, replace=False) for _ in range(6)])
+    seeds = np.arange(6) + 11
+    costs = np.empty(6)
+    score_rollouts(ep.data[i], ep.current[i].arrays(), ep.candidate[i].arrays(),
+                   ep.workspaces[i], removals, BLINK_RATE, ep.costs[i], seeds, costs)
+    for a, b in zip(before, ep.current[i].arrays()):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(ep.current[i].arrays(), ep.candidate[i].arrays()):
+        np.testing.assert_array_equal(a, b)
+    m = int(np.argmin(costs))
+    cost = commit_rollout(ep.data[i], ep.current[i].arrays(), ep.candidate[i].arrays(),
+                          ep.workspaces[i], removals[m], BLINK_RATE, ep.costs[i], seeds[m])
+    assert cost == costs[m]
+    problem = ep.problems[i]
+    assert np.isclose(state_cost(problem.node_data, *ep.current[i].arrays()), cost)
+    solution = ep.current[i].to_routes()
+    assert validate(problem.instance, solution) == []
+    assert np.isclose(problem.instance.cost(solution), cost)
+
+
+def test_score_matches_a_fresh_workspace(tmp_path):
+    """Scores do not depend on scratch left over from earlier rollouts."""
+    ep = Episode(tiny(tmp_path), index=1)
+    served = ep.current[0].served()
+    removals = np.stack([served[:4], served[4:8], served[:4]])
+    seeds = np.array([5, 6, 5])
+    costs = np.empty(3)
+    score_rollouts(ep.data[0], ep.current[0].arrays(), ep.candidate[0].arrays(),
+                   ep.workspaces[0], removals, BLINK_RATE, ep.costs[0], seeds, costs)
+    fresh = np.empty(1)
+    score_rollouts(ep.data[0], ep.current[0].arrays(), ep.candidate[0].arrays(),
+                   workspace(ep.problems[0].num_nodes), removals[1:2], BLINK_RATE, ep.costs[0],
+                   seeds[1:2], fresh)
+    assert costs[0] == costs[2] and costs[1] == fresh[0]
+
+
+def test_only_the_winning_rollout_gets_a_gradient():
+    logp = torch.randn(3, 5, requires_grad=True)
+    rewards = torch.tensor([[0.0, 2.0, 1.0, 0.0, 0.0],
+                            [0.0, 0.0, 0.0, 0.0, 0.0],
+                            [3.0, 0.0, 0.0, 0.0, 1.0]])
+    best, advantage = winners(rewards)
+    assert best.tolist()[0] == 1 and best.tolist()[2] == 0
+    wta_loss(logp[torch.arange(3), best], advantage).backward()
+    expected = torch.zeros(3, 5)
+    expected[0, 1] = -(2.0 - 0.6) / 3
+    expected[2, 0] = -(3.0 - 0.8) / 3
+    torch.testing.assert_close(logp.grad, expected)  # no signal when nothing improves
+
+
+def test_wta_steps_lower_the_loss_on_a_fixed_batch(tmp_path):
+    """A tiny training run on fixed rollouts: the winners' log-probability rises, the WTA loss
+    falls."""
+    cfg = tiny(tmp_path, rollouts=16)
+    trainer = NDSTrainer(cfg, quiet=True)
+    ep = Episode(cfg, index=0)
+    rng = np.random.default_rng(0)
+    feats, batch, allowed = ep.inputs(rng)
+    latent = torch.randint(0, 2, (cfg.batch, cfg.rollouts, 10)).float()
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        actions, _ = trainer.model(feats, batch, allowed, latent, cfg.remove, gen,
+                                   distance=ep.distance)
+    costs, _ = ep.score(actions.numpy().astype(np.int64), rng)
+    rewards = np.maximum(np.where(np.isfinite(costs), ep.costs[:, None] - costs, 0.0), 0.0)
+    rewards = torch.as_tensor(rewards / ep.scales[:, None], dtype=torch.float32)
+    rewards[:, 0] += 0.5  # make sure every instance has a winner with a positive advantage
+    losses = []
+    best, advantage = winners(rewards)
+    rows = torch.arange(cfg.batch)
+    for _ in range(15):
+        _, logp = trainer.model(feats, batch, allowed, latent[rows, best][:, None], cfg.remove,
+                                actions=actions[rows, best][:, None], distance=ep.distance)
+        loss = wta_loss(logp.squeeze(1), advantage)
+        trainer.optimizer.zero_grad()
+        loss.backward()
+        trainer.optimizer.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < losses[0] - 0.1
+
+
+def test_tiny_run_logs_checkpoints_and_resumes(tmp_path):
+    cfg = tiny(tmp_path, steps=5)
+    first = NDSTrainer(cfg, quiet=True)
+    first.run()
+    run = tmp_path / "run"
+    assert (run / "last.pt").exists() and (run / "best.pt").exists()
+    records = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    train = [r for r in records if r["kind"] == "train"]
+    assert [r["step"] for r in train] == [2, 4]
+    assert all(np.isfinite(r["loss"]) and 0 <= r["improving"] <= 1 for r in train)
+    assert any(r["kind"] == "val" and r["ratio"] > 0 for r in records)
+    state = torch.load(run / "last.pt", weights_only=True)
+    assert state["step"] == 5 and state["instances"] == 2 * state["episode"]
+
+    resumed = NDSTrainer(tiny(tmp_path, steps=9), resume=True, quiet=True)
+    assert resumed.step == 5 and resumed.episode == state["episode"]
+    for name, value in resumed.model.state_dict().items():
+        torch.testing.assert_close(value, first.model.state_dict()[name])
+    resumed.run()
+    assert torch.load(run / "last.pt", weights_only=True)["step"] == 9
+    best = torch.load(run / "best.pt", weights_only=True)
+    assert best["kind"] == "nds" and best["meta"]["problem"] == "cvrp"
+
+    card = export_policy(run, tmp_path / "ship" / "nds-cvrp.pt", hardware="test box",
+                         command="pytest")
+    shipped = load_policy(tmp_path / "ship" / "nds-cvrp.pt")
+    assert shipped.config.pe == "ipe_inv_xpe"
+    text = card.read_text()
+    assert "test box" in text and "| step | minutes |" in text and "whole run: 9 steps" in text
+
+
+def test_rewards_clipped_and_signed():
+    current = np.array([10.0, 5.0])
+    costs = np.array([[9.0, 11.0, np.inf], [np.inf, np.inf, np.inf]])
+    np.testing.assert_allclose(rollout_rewards(current, costs, "clipped"),
+                               [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    # signed: worse rollouts are penalised, an infeasible one scores as the worst feasible one
+    np.testing.assert_allclose(rollout_rewards(current, costs, "delta"),
+                               [[1.0, -1.0, -1.0], [0.0, 0.0, 0.0]])
+
+
+def test_teacher_steps_score_string_removals_then_hand_over_to_the_policy(tmp_path):
+    """Warm start: the first steps' rollouts are string-removal sets (distinct served
+    customers), later steps sample the policy; both take gradient steps."""
+    cfg = tiny(tmp_path, steps=4, teacher_steps=2, log_every=1)
+    trainer = NDSTrainer(cfg, quiet=True)
+    ep = Episode(cfg, index=0)
+    sets = ep.string_sets(cfg.rollouts, cfg.remove, np.random.default_rng(0))
+    assert sets.shape == (cfg.batch, cfg.rollouts, cfg.remove)
+    for i, state in enumerate(ep.current):
+        assert (state.nodes[sets[i], ROUTE] >= 0).all()  # served
+        assert all(len(set(row)) == cfg.remove for row in sets[i].tolist())
+    trainer.run()
+    records = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text()
+               .splitlines()]
+    assert [r["step"] for r in records if r["kind"] == "train"] == [1, 2, 3, 4]
+    assert all(np.isfinite(r["loss"]) for r in records if r["kind"] == "train")
+
+
+def test_init_starts_from_a_policy_checkpoint_and_adds_the_distance_bias(tmp_path):
+    source = NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "a")), quiet=True)
+    old = NDSPolicy(NDSConfig(**{**source.model.config.to_dict(), "distance_bias": False}))
+    save(to_checkpoint(old), tmp_path / "old.pt")
+    trainer = NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "b"), init=str(tmp_path / "old.pt")),
+                         quiet=True)
+    torch.testing.assert_close(trainer.model.key.weight, old.key.weight)
+    assert trainer.model.config.distance_bias
+    other = NDSPolicy(NDSConfig(**{**old.config.to_dict(), "embed_dim": 16, "num_heads": 4}))
+    save(to_checkpoint(other), tmp_path / "other.pt")
+    with pytest.raises(CheckpointError, match="architecture"):
+        NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "c"), init=str(tmp_path / "other.pt")),
+                   quiet=True)
