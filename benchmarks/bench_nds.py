@@ -64,14 +64,17 @@ PAPER_TABLE5 = {
 }
 
 
-def solver_for(spec: str, pe: str | None):  # noqa: ANN201 - a routecli Solver
+def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Stop]:
     """``hgs`` or an NDS policy with optional search settings, e.g. ``learned:images=1:rollouts=16``
-    (``polish=1`` adds the local-search polish, ``checkpoint=PATH`` other weights); the spec is
-    the CSV's solver column."""
+    (``polish=1`` adds the local-search polish, ``checkpoint=PATH`` other weights,
+    ``iterations=N`` an iteration budget under the time limit); the spec is the CSV's solver
+    column. Returns the solver and its stopping criterion."""
     name, *settings = spec.split(":")
-    if name == "hgs":
-        return make_solver("hgs")
     extra: dict[str, Any] = dict(item.split("=", 1) for item in settings)
+    iterations = extra.pop("iterations", None)
+    stop = Stop(seconds=seconds, iterations=int(iterations) if iterations else None)
+    if name == "hgs":
+        return make_solver("hgs"), stop
     extra["polish"] = extra.pop("polish", "0") == "1"
     for key in ("rollouts", "remove", "images"):
         if key in extra:
@@ -79,7 +82,7 @@ def solver_for(spec: str, pe: str | None):  # noqa: ANN201 - a routecli Solver
     for key in ("t_start", "t_end", "blink"):
         if key in extra:
             extra[key] = float(extra[key])
-    return make_solver("nds", policy=name, pe=pe, **extra)
+    return make_solver("nds", policy=name, pe=pe, **extra), stop
 
 
 def load_rows(path: Path) -> list[dict]:
@@ -111,8 +114,8 @@ class Recorder:
 
 
 def solve_row(part: str, instance, name: str, args, ref: float | None) -> dict:  # noqa: ANN001
-    result = run(solver_for(name, args.pe), instance, seed=args.seed,
-                 stop=Stop(seconds=args.time_limit), bks=ref)
+    solver, stop = solver_for(name, args.pe, args.time_limit)
+    result = run(solver, instance, seed=args.seed, stop=stop, bks=ref)
     row = {"part": part, "instance": instance.name, "problem": instance.problem,
            "n": instance.size, "solver": name, "seed": args.seed, "time_limit": args.time_limit,
            "cost": result.cost, "ref": ref if ref is not None else "",

@@ -20,10 +20,14 @@ from routecli.search.state import (
     EARLY,
     LATE,
     LOAD,
+    POS,
+    PRED,
     PRIZE,
     READY,
     ROUTE,
     SERVICE,
+    SIZE,
+    SUCC,
     SearchProblem,
     SearchState,
 )
@@ -32,12 +36,59 @@ from routecli.search.state import (
 def solution_batch(problem: SearchProblem, state: SearchState,
                    coords: np.ndarray) -> RouteBatch:
     """The current solution on each of ``A`` coordinate copies ``coords`` ``[A, V, 2]`` (e.g.
-    the 8 images of :func:`routecli.problems.geometry.augment8`) in node layout. ``[A, V]`` slots."""
-    routes = list(state.to_routes().routes)
-    if not routes:
-        routes = [np.zeros(0, np.int64)]
-    demands = problem.node_data[:, DEMAND]
-    return RouteBatch.from_routes(list(coords), [routes] * len(coords), [demands] * len(coords))
+    the 8 images of :func:`routecli.problems.geometry.augment8`) in node layout, ``[A, V]``
+    slots, read straight from the state's arrays (predecessor, successor, route, position):
+    one vectorised pass, no walk along the routes. Routes are numbered ``1..K`` in route-slot
+    order and travel distances are Euclidean on ``coords[0]`` (the images are isometries)."""
+    copies, v = coords.shape[:2]
+    nodes = state.nodes
+    served = np.flatnonzero(nodes[:, ROUTE] >= 0)
+    served = served[served > 0]
+    slot = nodes[served, ROUTE]
+    used = state.routes[:, SIZE] > 0
+    number = np.cumsum(used)  # route slot -> route number 1..K
+    pos = nodes[served, POS] + 1
+    order = np.lexsort((pos, slot))  # along each route, routes in slot order
+    seq, seq_slot = served[order], slot[order]
+    xy = coords[0]
+    leg = np.linalg.norm(xy[seq] - xy[nodes[seq, PRED]], axis=-1)
+    route_start = np.r_[True, seq_slot[1:] != seq_slot[:-1]] if len(seq) else np.zeros(0, bool)
+    run = np.cumsum(leg)
+    offset = np.maximum.accumulate(np.where(route_start, run - leg, 0.0)) if len(seq) else run
+    cum = run - offset
+    last = nodes[seq, SUCC] == 0
+    back = np.linalg.norm(xy[seq] - xy[0], axis=-1)
+    route_total = np.zeros(v)
+    route_total[seq_slot[last]] = cum[last] + back[last]
+    mask = np.zeros(v, bool)
+    mask[0] = True
+    mask[served] = True
+    field = {name: np.zeros(v, np.int64) for name in ("route", "pos", "length")}
+    field["route"][served] = number[slot]
+    field["pos"][served] = pos
+    field["length"][served] = state.routes[slot, SIZE] + 1
+    prev = np.full(v, -1, np.int64)
+    nxt = np.full(v, -1, np.int64)
+    prev[served], nxt[served] = nodes[served, PRED], nodes[served, SUCC]
+    cumulative, totals = np.zeros(v), np.zeros(v)
+    cumulative[seq] = cum
+    totals[seq] = route_total[seq_slot]
+    rel = coords - coords[:, :1]  # [A, V, 2]
+    theta = np.where(mask, np.arctan2(rel[..., 1], rel[..., 0]), 0.0)
+    theta = np.where(theta >= math.pi, theta - 2 * math.pi, theta)  # [-pi, pi)
+
+    def rows(values: np.ndarray, dtype: torch.dtype) -> torch.Tensor:  # [V] -> [A, V]
+        return torch.as_tensor(values, dtype=dtype).expand(copies, v)
+
+    return RouteBatch(
+        coords=torch.as_tensor(coords * mask[:, None], dtype=torch.float32),
+        node=rows(np.where(mask, np.arange(v), 0), torch.long), prev=rows(prev, torch.long),
+        next=rows(nxt, torch.long), route=rows(field["route"], torch.long),
+        pos=rows(field["pos"], torch.long), length=rows(field["length"], torch.long),
+        cum=rows(cumulative, torch.float32), total=rows(totals, torch.float32),
+        theta=torch.as_tensor(theta, dtype=torch.float32),
+        demand=rows(problem.node_data[:, DEMAND] * mask, torch.float32),
+        mask=rows(mask, torch.bool))
 
 
 def node_features(problem: SearchProblem, state: SearchState, coords: np.ndarray) -> torch.Tensor:
