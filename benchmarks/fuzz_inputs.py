@@ -7,9 +7,10 @@ Every case takes one small benchmark file (TSPLIB, CVRPLIB X, and EXPLICIT / VRP
 Solomon files derived from them), applies one to three mutations with a fixed seed (delete,
 duplicate or swap lines; numbers replaced by NaN, inf, -1, huge values or garbage; truncation;
 new DIMENSION / CAPACITY / EDGE_WEIGHT_TYPE / EDGE_WEIGHT_FORMAT; ragged rows; binary junk; giant
-lines; scaled coordinates), writes it under its original name (half the time next to the
-original best-known solution) and runs ``routecli.cli.app.main(["info", file])`` and
-``main(["solve", file, "--model", "nn", "--out", folder])``.
+lines; scaled coordinates; and benign changes a reader must accept), writes it under its
+original name (half the time next to the original best-known solution) and runs
+``routecli.cli.app.main(["info", file])`` and ``main(["solve", file, "--model", "nn", "--out",
+folder])``.
 
 The runs happen in-process in one worker process (forked once, so the CLI is imported once),
 with stdout/stderr captured at the file-descriptor level, an address-space limit, and a per-run
@@ -19,6 +20,8 @@ timeout after which the worker is killed and replaced. Outcomes per run:
 - ``clean error``: exit 2, one stderr line of at most 250 characters, no output file;
 - ``traceback``: an exception other than ``SystemExit`` escaped, or the worker died;
 - ``unclean error``: exit 2 (or 0) with more than one stderr line or a longer one;
+- ``valid input rejected``: exit 2 although every mutation was benign (rows of a section
+  shuffled, CRLF line ends, blank lines, no EOF, integers written as floats, tabs);
 - ``invalid solved``: exit 0 although the file holds a number the readers must reject (NaN,
   inf, a magnitude above 1e9, a negative demand, weight, capacity, time or prize), or the
   reported cost is not finite / negative, or the written solution does not validate or
@@ -60,7 +63,7 @@ MEMORY_LIMIT = 6 * 2**30  # bytes of address space per worker: a runaway allocat
 MAX_ERROR_CHARS = 250  # "error: " + a message cut at 200 characters, with room for the prefix
 MAGNITUDE = 1e9  # the readers' bound on coordinates, weights, demands, times and prizes
 OUTCOMES = ("valid", "clean error", "traceback", "unclean error", "invalid solved",
-            "output from failed run", "other exit", "hang")
+            "valid input rejected", "output from failed run", "other exit", "hang")
 Lines = list[str]
 
 
@@ -130,8 +133,8 @@ def with_sections(text: str, extra: str) -> str:
 
 
 def derived_seeds(tsp: str, vrp: str) -> list[Seed]:
-    """EXPLICIT TSP files (four layouts) and VRPTW, PCVRP and Solomon files built from real ones,
-    so those readers meet the same mutations."""
+    """EXPLICIT TSP files (four layouts), an EXPLICIT CVRP and VRPTW, PCVRP and Solomon files
+    built from real ones, so those readers meet the same mutations."""
     coords = coords_of(tsp)
     seeds = [Seed(f"explicit-{fmt.lower()}.tsp", explicit_tsp(f"explicit-{fmt.lower()}", coords, fmt),
                   None)
@@ -159,8 +162,14 @@ def derived_seeds(tsp: str, vrp: str) -> list[Seed]:
                f"  {n}         {capacity.group(1)}\n\nCUSTOMER\n"
                "CUST NO.  XCOORD.   YCOORD.    DEMAND   READY TIME  DUE DATE   SERVICE TIME\n\n"
                f"{solomon_rows}\n")
+    m = euc2d_matrix(xy).astype(np.int64)
+    lower = "\n".join(" ".join(str(v) for v in m[i, :i]) for i in range(1, n))
+    demands = "".join(f"{i + 1}\t{int(demand[i])}\n" for i in range(n))
+    explicit_cvrp = (f"NAME : explicit-cvrp\nTYPE : CVRP\nDIMENSION : {n}\nEDGE_WEIGHT_TYPE : EXPLICIT\n"
+                     f"EDGE_WEIGHT_FORMAT : LOWER_ROW\nCAPACITY : {capacity.group(1)}\n"
+                     f"EDGE_WEIGHT_SECTION\n{lower}\nDEMAND_SECTION\n{demands}DEPOT_SECTION\n1\n-1\nEOF\n")
     return [*seeds, Seed("vrptw-derived.vrp", vrptw, None), Seed("pcvrp-derived.vrp", pcvrp, None),
-            Seed("solomon-derived.txt", solomon, None)]
+            Seed("solomon-derived.txt", solomon, None), Seed("explicit-cvrp.vrp", explicit_cvrp, None)]
 
 
 def load_seeds(root: Path) -> list[Seed]:
@@ -295,15 +304,62 @@ def huge_dimension(rng: np.random.Generator, lines: Lines) -> Lines:
     return [out[0], f"DIMENSION : {pick(rng, ['1000000000', '100000', '4294967297'])}", *out[1:]]
 
 
+# Benign mutations keep the instance what it was: a reader that rejects the result is wrong.
+SHUFFLED = ("NODE_COORD_SECTION", "DEMAND_SECTION", "TIME_WINDOW_SECTION", "SERVICE_TIME_SECTION",
+            "PRIZE_SECTION")
+
+
+def shuffle_rows(rng: np.random.Generator, lines: Lines) -> Lines:
+    """The rows of one per-node section in another order (each keeps its node id)."""
+    starts = [i for i, line in enumerate(lines) if line.strip().startswith(SHUFFLED)]
+    if not starts:
+        return lines
+    start = int(pick(rng, starts)) + 1  # type: ignore[call-overload]
+    end = start
+    while end < len(lines) and lines[end].split() and NUMBER.fullmatch(lines[end].split()[0]):
+        end += 1
+    out = list(lines)
+    out[start:end] = [lines[start + int(k)] for k in rng.permutation(end - start)]
+    return out
+
+
+def crlf(rng: np.random.Generator, lines: Lines) -> Lines:
+    return [f"{line}\r" for line in lines]
+
+
+def blank_lines(rng: np.random.Generator, lines: Lines) -> Lines:
+    out = list(lines)
+    for _ in range(int(rng.integers(1, 5))):
+        out.insert(int(rng.integers(1, len(out) + 1)), " \t ")
+    return out
+
+
+def drop_eof(rng: np.random.Generator, lines: Lines) -> Lines:
+    return [line for line in lines if line.strip() != "EOF"]
+
+
+def float_format(rng: np.random.Generator, lines: Lines) -> Lines:
+    """Integers on data rows written as floats (``12`` -> ``12.0``), columns separated by tabs."""
+    out = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) > 1 and all(NUMBER.fullmatch(p) for p in parts):
+            line = "\t".join(f"{float(p):.1f}" for p in parts)
+        out.append(line)
+    return out
+
+
 LINE_MUTATIONS: dict[str, Callable[[np.random.Generator, Lines], Lines]] = {
     "delete_line": delete_line, "duplicate_line": duplicate_line, "swap_lines": swap_lines,
     "replace_number": replace_number, "set_header": set_header, "ragged_row": ragged_row,
     "giant_line": giant_line, "scale_coords": scale_coords, "early_eof": early_eof,
-    "huge_dimension": huge_dimension,
+    "huge_dimension": huge_dimension, "shuffle_rows": shuffle_rows, "crlf": crlf,
+    "blank_lines": blank_lines, "drop_eof": drop_eof, "float_format": float_format,
 }
+BENIGN = {"shuffle_rows": 2, "crlf": 1, "blank_lines": 1, "drop_eof": 1, "float_format": 1}
 WEIGHTS = {"delete_line": 2, "duplicate_line": 2, "swap_lines": 2, "replace_number": 6,
            "set_header": 4, "ragged_row": 3, "giant_line": 1, "scale_coords": 1, "early_eof": 1,
-           "huge_dimension": 1, "truncate": 1, "binary_junk": 1}
+           "huge_dimension": 1, "truncate": 1, "binary_junk": 1, **BENIGN}
 
 
 def truncate(rng: np.random.Generator, data: bytes) -> bytes:
@@ -317,8 +373,10 @@ def binary_junk(rng: np.random.Generator, data: bytes) -> bytes:
 
 
 def mutate(seed: Seed, rng: np.random.Generator) -> tuple[bytes, list[str]]:
-    names = list(WEIGHTS)
-    p = np.array([WEIGHTS[n] for n in names], float)
+    """One to three mutations (only benign ones in a fifth of the cases) applied to ``seed``."""
+    weights = BENIGN if rng.random() < 0.2 else WEIGHTS
+    names = list(weights)
+    p = np.array([weights[n] for n in names], float)
     chosen = [str(n) for n in rng.choice(names, int(rng.integers(1, 4)), p=p / p.sum())]
     lines = seed.text.split("\n")
     for name in chosen:
@@ -479,8 +537,10 @@ COST = re.compile(r"cost=(\S+)")
 GAP = re.compile(r"gap=(-?[\d.,]+)%")
 
 
-def check_solution(file: Path, out_dir: Path, stdout: str) -> str | None:
-    """Why a successful ``solve`` is wrong (cost, validation, re-cost), or ``None``."""
+def check_solution(file: Path, out_dir: Path, stdout: str, sibling: bool) -> str | None:
+    """Why a successful ``solve`` is wrong (cost, validation, re-cost, a negative gap to a
+    registry value), or ``None``. With a ``sibling`` solution file beside the instance the gap is
+    to that file's (re-costed) solution, which a mutated instance may let ``nn`` beat."""
     from routecli.io import read_instance, read_solution
     from routecli.problems import validate
 
@@ -492,7 +552,7 @@ def check_solution(file: Path, out_dir: Path, stdout: str) -> str | None:
     if not math.isfinite(cost) or (cost < 0 and instance.problem != "pcvrp"):
         return f"reported cost {cost}"
     gap = GAP.search(stdout)
-    if gap and float(gap.group(1).replace(",", "")) < -1e-6:
+    if not sibling and gap and float(gap.group(1).replace(",", "")) < -1e-6:
         return f"negative gap {gap.group(1)}%"
     written = sorted(out_dir.iterdir()) if out_dir.is_dir() else []
     if len(written) != 1:
@@ -507,8 +567,10 @@ def check_solution(file: Path, out_dir: Path, stdout: str) -> str | None:
     return None
 
 
-def classify(result: dict, command: str, file: Path, out_dir: Path, text: str) -> tuple[str, str]:
-    """Outcome name and a detail line for one run."""
+def classify(result: dict, command: str, file: Path, out_dir: Path, text: str,
+             benign: bool, sibling: bool) -> tuple[str, str]:
+    """Outcome name and a detail line for one run (``benign``: the mutations kept the instance;
+    ``sibling``: the original best-known solution lies beside the file)."""
     if result.get("hang"):
         return "hang", ""
     if result["exception"]:
@@ -518,6 +580,8 @@ def classify(result: dict, command: str, file: Path, out_dir: Path, text: str) -
     written = out_dir.is_dir() and any(out_dir.iterdir())
     if code != 0 and written:
         return "output from failed run", stderr[:200]
+    if code == 2 and benign:
+        return "valid input rejected", stderr[:200]
     if code == 2:
         if len(lines) == 1 and len(lines[0]) <= MAX_ERROR_CHARS:
             return "clean error", lines[0][:200]
@@ -529,7 +593,7 @@ def classify(result: dict, command: str, file: Path, out_dir: Path, text: str) -
     reason = must_reject(text)
     if reason is None and command == "solve":
         try:
-            reason = check_solution(file, out_dir, result["stdout"])
+            reason = check_solution(file, out_dir, result["stdout"], sibling)
         except Exception as exc:  # the check itself read something the CLI accepted
             reason = f"check failed: {type(exc).__name__}: {str(exc)[:150]}"
     return ("invalid solved", reason) if reason else ("valid", "")
@@ -552,8 +616,10 @@ def run_case(runner: Runner, seed: Seed, case: int, rng_seed: int, work: Path) -
     folder.mkdir()
     file = folder / seed.name
     file.write_bytes(data)
+    sibling = False
     if seed.sibling is not None and rng.random() < 0.5:
         (folder / seed.sibling[0]).write_text(seed.sibling[1])
+        sibling = True
     text = data.decode("utf-8", "replace")
     rows = []
     for command in ("info", "solve"):
@@ -561,7 +627,8 @@ def run_case(runner: Runner, seed: Seed, case: int, rng_seed: int, work: Path) -
         argv = ["info", str(file)] if command == "info" else \
             ["solve", str(file), "--model", "nn", "--out", str(out_dir)]
         result = runner.run(argv)
-        outcome, detail = classify(result, command, file, out_dir, text)
+        outcome, detail = classify(result, command, file, out_dir, text,
+                                   benign=all(m in BENIGN for m in chosen), sibling=sibling)
         rows.append({"case": case, "file": seed.name, "mutations": "+".join(chosen),
                      "command": command, "outcome": outcome, "exit": result.get("code", ""),
                      "seconds": f"{result['seconds']:.3f}", "detail": detail})

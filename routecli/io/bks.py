@@ -14,15 +14,18 @@ is trusted by name alone:
 - A sibling solution (``X.sol`` beside ``X.vrp``, ``X.opt.tour`` / ``X.tour`` beside ``X.tsp``)
   is re-costed under the instance's rule and validated, and used only when the instance is read
   under the file's own rule (the solution is best-known for that rule, not for a ``--round``
-  override). Files routecli wrote itself are never best-known sources
-  (:func:`~routecli.io.solutions.written_by_routecli`), and a sibling that cannot be read or
-  does not validate is ignored, so a stray file never blocks a solve.
+  override) and, for a ``.sol`` that states its ``Cost``, when the re-costed value agrees (a
+  disagreement means the file was written for another instance or rule). Files routecli wrote
+  itself are never best-known sources (:func:`~routecli.io.solutions.written_by_routecli`), and a
+  sibling that cannot be read, does not validate or disagrees is ignored, so a stray file never
+  blocks a solve.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import math
 import re
 from functools import lru_cache
 from importlib import resources
@@ -33,12 +36,16 @@ import numpy as np
 
 from routecli.errors import InstanceFormatError
 from routecli.io.cvrplib import is_solomon
-from routecli.io.solutions import read_solution, written_by_routecli
+from routecli.io.solutions import read_solution_and_cost, written_by_routecli
 from routecli.io.tsplib import EDGE_WEIGHT_RULES
 from routecli.problems import Instance, PCVRPInstance, VRPTWInstance, validate
 from routecli.problems.instance import CapacitatedInstance
 
 _EDGE_WEIGHT_TYPE = re.compile(r"^\s*EDGE_WEIGHT_TYPE\s*:\s*(\w+)", re.IGNORECASE | re.MULTILINE)
+
+
+# A stated Cost may be rounded (to cents, for the float costs of Solomon-style instances).
+STATED_COST_TOLERANCE = 0.01
 
 
 class Entry(NamedTuple):
@@ -136,14 +143,19 @@ def is_bks_source(path: str | Path) -> bool:
 
 
 def _recost(sibling: Path, instance: Instance) -> float | None:
-    """The cost of a sibling solution under the instance's rule, ``None`` if unusable."""
+    """The cost of a sibling solution under the instance's rule; ``None`` if it cannot be read,
+    does not validate, or states a ``Cost`` its routes do not have on this instance (it was
+    written for another instance or rule: the ``.vrp`` was edited, say)."""
     try:
-        solution = read_solution(sibling, instance)
+        solution, stated = read_solution_and_cost(sibling, instance)
     except InstanceFormatError:
         return None
     if validate(instance, solution):
         return None
-    return float(instance.cost(solution))  # type: ignore[arg-type]
+    cost = float(instance.cost(solution))  # type: ignore[arg-type]
+    if stated is not None and not math.isclose(stated, cost, rel_tol=1e-9, abs_tol=STATED_COST_TOLERANCE):
+        return None
+    return cost
 
 
 def best_known(instance: Instance, path: str | Path | None = None,

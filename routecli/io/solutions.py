@@ -83,15 +83,22 @@ def write_solution(path: str | Path, instance: Instance, solution: Solution) -> 
 
 def read_solution(path: str | Path, instance: Instance) -> Solution:
     """Read a ``.tour`` (TSP, PDTSP) or ``.sol`` (routing problems with a depot) file."""
+    return read_solution_and_cost(path, instance)[0]
+
+
+def read_solution_and_cost(path: str | Path, instance: Instance) -> tuple[Solution, float | None]:
+    """The solution in ``path`` and the cost the file states (a ``.sol``'s ``Cost`` line;
+    ``None`` for tours and for files without one). Customer ids outside the instance are an
+    error here, before anything indexes by them."""
     if instance.problem in ("tsp", "pdtsp"):
         if not str(path).endswith(".tour"):
             raise InstanceFormatError(f"{path}: a {instance.problem.upper()} solution is a .tour file")
-        return Tour(read_tour(path, instance.metric.size))  # type: ignore[union-attr]
-    routes, _ = parse_sol(path)
+        return Tour(read_tour(path, instance.metric.size)), None  # type: ignore[union-attr]
+    routes, stated = parse_sol(path)
     customers = instance.metric.size - 1  # type: ignore[union-attr]
     for k, route in enumerate(routes.routes):
         outside = route[(route < 1) | (route > customers)]
         if outside.size:
             raise InstanceFormatError(f"{path}: route {k + 1} visits customer {outside[0]}; the "
                                       f"instance has customers 1..{customers}")
-    return routes
+    return routes, stated

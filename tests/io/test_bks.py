@@ -29,9 +29,12 @@ def test_priority_given_then_sibling_then_registry(data_dir, tmp_path):
 
 def test_sibling_solution_is_recosted_not_trusted(data_dir, tmp_path):
     (tmp_path / "tiny.vrp").write_text((data_dir / "tiny.vrp").read_text())
-    (tmp_path / "tiny.sol").write_text("Route #1: 1 2\nRoute #2: 3 4\nRoute #3: 5\nCost 1\n")
     inst = read_instance(tmp_path / "tiny.vrp")
-    assert best_known(inst, tmp_path / "tiny.vrp") == (52.0, "tiny.sol")
+    (tmp_path / "tiny.sol").write_text("Route #1: 1 2\nRoute #2: 3 4\nRoute #3: 5\n")
+    assert best_known(inst, tmp_path / "tiny.vrp") == (52.0, "tiny.sol")  # no stated cost
+    # A stated cost its routes do not have here: written for another instance or rule.
+    (tmp_path / "tiny.sol").write_text("Route #1: 1 2\nRoute #2: 3 4\nRoute #3: 5\nCost 1\n")
+    assert best_known(inst, tmp_path / "tiny.vrp") == (None, "")
 
 
 def _x101_lookalike(path, shift=0):
