@@ -44,16 +44,14 @@ TRIANGLES = {
     "LOWER_DIAG_COL": (0, True), "LOWER_ROW": (-1, False), "UPPER_COL": (-1, False),
     "LOWER_DIAG_ROW": (0, False), "UPPER_DIAG_COL": (0, False),
 }
+COORD_SECTIONS = ("NODE_COORD_SECTION", "DISPLAY_DATA_SECTION")  # the first one present is drawn
 WRITER_MARK = "written by routecli"  # in every solution file routecli writes (see is_bks_source)
 
 
-def node_coords(sections: dict[str, Section], n: int, source: str,
-                key: str = "NODE_COORD_SECTION") -> np.ndarray:
+def node_coords(section: Section, n: int, source: str) -> np.ndarray:
     """``[n, 2]`` coordinates from rows ``id x y`` (ids 1..n in any order), each checked."""
-    if key not in sections:
-        raise InstanceFormatError(f"{source}: missing {key}")
-    coords, lines = node_table(sections[key], n, ("x", "y"), source)
-    check_values(coords, lines, key, ("x", "y"), source, nonnegative=False)
+    coords, lines = node_table(section, n, ("x", "y"), source)
+    check_values(coords, lines, section.name, ("x", "y"), source, nonnegative=False)
     return coords
 
 
@@ -165,32 +163,38 @@ def edge_weight_rule(spec: dict[str, Spec], source: str, extra: tuple[str, ...] 
 
 
 def explicit_metric(spec: dict[str, Spec], sections: dict[str, Section], n: int,
-                    source: str) -> Metric:
-    """The matrix of an EXPLICIT file, with its coordinates (NODE_COORD or DISPLAY_DATA) when
-    the file has them, for plots and coordinate-based models."""
+                    coords: np.ndarray | None, source: str) -> Metric:
+    """The matrix of an EXPLICIT file, with the file's coordinates (if any) for plots and
+    coordinate-based models."""
     if "EDGE_WEIGHT_SECTION" not in sections:
         raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_SECTION")
     fmt = spec["EDGE_WEIGHT_FORMAT"].value if "EDGE_WEIGHT_FORMAT" in spec else ""
     if not fmt:
         raise InstanceFormatError(f"{source}: missing EDGE_WEIGHT_FORMAT")
     matrix = read_matrix(sections["EDGE_WEIGHT_SECTION"], n, fmt, source)
-    shown = next((key for key in ("NODE_COORD_SECTION", "DISPLAY_DATA_SECTION") if key in sections),
-                 None)
-    coords = node_coords(sections, n, source, shown) if shown else None
     return Metric("explicit", coords=coords, matrix=matrix)
 
 
 def instance_metric(spec: dict[str, Spec], sections: dict[str, Section], n: int, ewt: str,
                     round_rule: str | None, source: str) -> Metric:
     """The file's own metric, or coordinates under ``round_rule`` (an EXPLICIT file too, when it
-    has a NODE_COORD_SECTION; without one ``--round`` has nothing to measure)."""
+    has a NODE_COORD_SECTION; without one ``--round`` has nothing to measure). Every coordinate
+    section is checked, the display-only DISPLAY_DATA_SECTION too; a matrix in a coordinate file
+    is refused rather than ignored."""
+    coords = {key: node_coords(sections[key], n, source) for key in COORD_SECTIONS if key in sections}
     if ewt == "EXPLICIT" and round_rule is None:
-        return explicit_metric(spec, sections, n, source)
-    if ewt == "EXPLICIT" and "NODE_COORD_SECTION" not in sections:
+        shown = next((coords[key] for key in COORD_SECTIONS if key in coords), None)
+        return explicit_metric(spec, sections, n, shown, source)
+    if ewt != "EXPLICIT" and "EDGE_WEIGHT_SECTION" in sections:
+        raise InstanceFormatError(f"{source}: {sections['EDGE_WEIGHT_SECTION'].where()}: an edge "
+                                  f"weight matrix contradicts EDGE_WEIGHT_TYPE {ewt}")
+    if ewt == "EXPLICIT" and "NODE_COORD_SECTION" not in coords:
         raise InstanceFormatError(f"{source}: --round {round_rule} needs a NODE_COORD_SECTION; "
                                   "this file has only an EXPLICIT matrix")
+    if "NODE_COORD_SECTION" not in coords:
+        raise InstanceFormatError(f"{source}: missing NODE_COORD_SECTION")
     rule = round_rule or ("exact" if ewt == "EXACT_2D" else EDGE_WEIGHT_RULES[ewt])
-    return Metric(rule, coords=node_coords(sections, n, source))
+    return Metric(rule, coords=coords["NODE_COORD_SECTION"])
 
 
 def tsp_from_text(text: str, source: str, round_rule: str | None = None) -> TSPInstance:

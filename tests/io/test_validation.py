@@ -44,6 +44,10 @@ INVALID = {
     "negative_demand_solomon.txt": "line 12: CUSTOMER: demand of node 2 is -10; demand must be >= 0",
     "nan_node_id.tsp": "line 7: NODE_COORD_SECTION: node id nan is not an integer in 1..3",
     "dimension_one.tsp": "line 3: DIMENSION must be at least 2, got 1",
+    "nan_display_data.tsp": "line 12: DISPLAY_DATA_SECTION: x of node 2 is nan; it must be a finite "
+                            "number",
+    "matrix_in_coordinate_file.tsp": "line 9: EDGE_WEIGHT_SECTION: an edge weight matrix contradicts "
+                                     "EDGE_WEIGHT_TYPE EUC_2D",
     # item 6: ragged and non-numeric rows
     "ragged_coords.vrp": "line 8: NODE_COORD_SECTION: expected 3 values 'id x y', got 2",
     "ragged_demand.vrp": "line 12: DEMAND_SECTION: expected 2 values 'id demand', got 3",
