@@ -13,10 +13,12 @@ import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from routecli.errors import OptionError
-from routecli.problems import Instance, Solution, cost, gap, validate
+
+if TYPE_CHECKING:  # routecli.problems loads the numba kernels; --help needs only REGISTRY
+    from routecli.problems import Instance, Solution
 
 
 @dataclass(frozen=True)
@@ -138,12 +140,16 @@ class SolveResult:
 
     @property
     def gap(self) -> float | None:
+        from routecli.problems import gap
+
         return None if self.bks is None else gap(self.cost, self.bks)
 
 
 def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
         bks: float | None = None, progress: ProgressFn | None = None) -> SolveResult:
     """Solve, time, re-cost on the instance's own scale and validate."""
+    from routecli.problems import cost, validate
+
     if instance.problem not in solver.problems:
         raise UnknownSolverError(
             f"model {solver.name!r} does not solve {instance.problem.upper()} "

@@ -7,11 +7,14 @@ itself and are sorted by increasing Euclidean distance (ties broken by index).
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 
 def knn(coords: np.ndarray, k: int, workers: int = -1) -> np.ndarray:
     """Indices of the ``k`` nearest other nodes of every node. ``[N, 2] -> [N, min(k, N-1)]``."""
+    # Imported here: scipy.spatial takes half a second, which every command that reads an
+    # instance would pay at start-up although only the solvers need neighbour lists.
+    from scipy.spatial import cKDTree
+
     xy = np.asarray(coords, dtype=np.float64)
     n = xy.shape[0]
     k = min(k, n - 1)
