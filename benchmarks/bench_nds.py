@@ -15,7 +15,9 @@ validated by :func:`routecli.solvers.run`:
 
 ``learned`` is NDS with the shipped checkpoint (``nds-<problem>.pt``), ``random`` the
 same search (same rollouts per iteration, same removal count) with uniformly random removals,
-``hgs`` PyVRP. Rows go to a CSV as they come (a rerun skips finished rows). Under each table, the
+``hgs`` PyVRP, ``sisr`` the string-removal search with its own settings (``sisr:policy=random``
+its random-removal control). Rows go to a CSV in the shared schema of :mod:`routecli.bench.results` as
+they come (a rerun skips finished rows; files of the round-1 layout are refused). Under each table, the
 first solver is compared with each other one on the same instances (wins, paired Wilcoxon test).
 
     .venv/bin/python benchmarks/bench_nds.py --part x --subset all --time-limit 60
@@ -37,6 +39,7 @@ from typing import Any
 from scipy.stats import wilcoxon
 
 from routecli import generate
+from routecli.bench.results import Provenance, ResultLog, ResultRow
 from routecli.bench.sets import data_root
 from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.generate import batch_instances
@@ -45,8 +48,6 @@ from routecli.solvers import Stop, make_solver, run
 from routecli.train.checkpoint import shipped
 
 DATA = data_root() or Path("../shared/benchdata")  # --data-root rule of routecli bench
-FIELDS = ["part", "instance", "problem", "n", "solver", "seed", "time_limit", "cost", "ref",
-          "gap", "seconds", "feasible", "offset"]
 PAPER_X = {"NDS (paper, all 84 X)": 4.110, "NDS + IPE+XPE (paper, all 84 X)": 2.828}
 # the 16 X instances (of the 100) that the paper's Table 9 does not list: its 84 are the rest
 NOT_IN_TABLE9 = {"X-n298-k31", "X-n303-k21", "X-n308-k13", "X-n313-k71", "X-n317-k53",
@@ -65,7 +66,8 @@ PAPER_TABLE5 = {
 
 
 def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Stop]:
-    """``hgs`` or an NDS policy with optional search settings, e.g. ``learned:images=1:rollouts=16``
+    """``hgs``, ``sisr`` or an NDS policy with optional search settings, e.g.
+    ``learned:images=1:rollouts=16`` or ``sisr:policy=random``
     (``polish=1`` adds the local-search polish, ``checkpoint=PATH`` other weights,
     ``iterations=N`` an iteration budget under the time limit); the spec is the CSV's solver
     column. Returns the solver and its stopping criterion."""
@@ -82,53 +84,33 @@ def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Stop]:
     for key in ("t_start", "t_end", "blink"):
         if key in extra:
             extra[key] = float(extra[key])
+    if name == "sisr":
+        return make_solver("sisr", **extra), stop
     return make_solver("nds", policy=name, pe=pe, **extra), stop
 
 
-def load_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path) as fh:
-        return list(csv.DictReader(fh))
-
-
-class Recorder:
-    """Appends result rows to a CSV and remembers the finished ones."""
-
-    def __init__(self, path: Path, time_limit: float, seed: int):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.rows = [r for r in load_rows(path)
-                     if float(r["time_limit"]) == time_limit and int(r["seed"]) == seed]
-        self.done = {(r["part"], r["instance"], r["solver"]) for r in self.rows}
-        fresh = not path.exists()
-        self.fh = open(path, "a", newline="")  # noqa: SIM115 - kept open for the whole run
-        self.writer = csv.DictWriter(self.fh, FIELDS)
-        if fresh:
-            self.writer.writeheader()
-
-    def add(self, row: dict) -> None:
-        self.writer.writerow(row)
-        self.fh.flush()
-        self.rows.append({k: str(v) for k, v in row.items()})
-        self.done.add((row["part"], row["instance"], row["solver"]))
-
-
-def solve_row(part: str, instance, name: str, args, ref: float | None) -> dict:  # noqa: ANN001
-    solver, stop = solver_for(name, args.pe, args.time_limit)
+def solve_row(rec: ResultLog, part: str, instance, spec: str, args,  # noqa: ANN001
+              ref: float | None, provenance: Provenance,
+              file: Path | None = None) -> dict[str, str]:
+    """Solve ``instance`` with the solver ``spec`` and log the row (``set`` = the part)."""
+    solver, stop = solver_for(spec, args.pe, args.time_limit)
     result = run(solver, instance, seed=args.seed, stop=stop, bks=ref)
-    row = {"part": part, "instance": instance.name, "problem": instance.problem,
-           "n": instance.size, "solver": name, "seed": args.seed, "time_limit": args.time_limit,
-           "cost": result.cost, "ref": ref if ref is not None else "",
-           "gap": result.gap if result.gap is not None else "", "seconds": result.seconds,
-           "feasible": result.feasible,
-           "offset": float(instance.prizes.sum()) if instance.problem == "pcvrp" else 0.0}
+    row = ResultRow.of(result, set_name=part, file=file, solver=spec,
+                       settings=getattr(solver, "settings", None), seed=args.seed, stop=stop,
+                       provenance=provenance)
     shown = "-" if result.gap is None else f"{result.gap:.3f}%"
-    print(f"{part} {instance.name:>16} {name:>8} cost {result.cost:12.3f} gap {shown} "
+    print(f"{part} {instance.name:>16} {spec:>8} cost {result.cost:12.3f} gap {shown} "
           f"{result.seconds:6.1f}s feasible={result.feasible}", flush=True)
-    return row
+    offset = float(instance.prizes.sum()) if instance.problem == "pcvrp" else 0.0
+    return rec.add(row, offset=offset)
 
 
-def x_part(args, rec: Recorder) -> None:  # noqa: ANN001
+def done(rec: ResultLog, part: str, instance: str, spec: str, args) -> dict[str, str] | None:  # noqa: ANN001
+    return rec.find(set=part, instance=instance, solver=spec, seed=args.seed,
+                    time_limit=float(args.time_limit))
+
+
+def x_part(args, rec: ResultLog, provenance: Provenance) -> None:  # noqa: ANN001
     x_dir = DATA / "cvrplib" / "X"
     if not x_dir.is_dir():
         print(f"skipping CVRPLIB X: {x_dir} not found")
@@ -138,11 +120,11 @@ def x_part(args, rec: Recorder) -> None:  # noqa: ANN001
     for f in pick(sorted(x_dir.glob("X-*.vrp")), args.subset):
         instance = read_instance(f)
         for name in args.solvers:
-            if ("x", instance.name, name) not in rec.done:
-                rec.add(solve_row("x", instance, name, args, bks.get(instance.name)))
+            if done(rec, "x", instance.name, name, args) is None:
+                solve_row(rec, "x", instance, name, args, bks.get(instance.name), provenance, f)
 
 
-def synthetic_part(args, rec: Recorder) -> None:  # noqa: ANN001
+def synthetic_part(args, rec: ResultLog, provenance: Provenance) -> None:  # noqa: ANN001
     for problem in args.problems:
         gen = getattr(generate, problem)
         data = gen(args.instances, args.size, seed=args.data_seed, capacity=None)
@@ -150,18 +132,12 @@ def synthetic_part(args, rec: Recorder) -> None:  # noqa: ANN001
             order = ["hgs"] + [s for s in args.solvers if s != "hgs"]  # the reference first
             ref = None
             for name in order:
-                key = ("synthetic", instance.name, name)
-                if key in rec.done:
-                    row = next(r for r in rec.rows if (r["part"], r["instance"], r["solver"])
-                               == key)
-                else:
+                row = done(rec, "synthetic", instance.name, name, args)
+                if row is None:
                     if name.startswith("learned") and not shipped(f"nds-{problem}.pt").exists():
                         continue
-                    row = solve_row("synthetic", instance, name, args, ref)
-                    if name == "hgs":  # the reference of its own instance
-                        row.update(ref=row["cost"], gap=0.0)
-                    rec.add(row)
-                if name == "hgs":
+                    row = solve_row(rec, "synthetic", instance, name, args, ref, provenance)
+                if name == "hgs":  # the reference of its own instance (its own gap is 0)
                     ref = float(row["cost"])
 
 
@@ -185,29 +161,29 @@ def paired(value: dict[tuple[str, str], float], solvers: list[str]) -> list[str]
 
 
 def x_table(rows: list[dict], solvers: list[str]) -> str:
-    rows = [r for r in rows if r["part"] == "x" and r["gap"] != ""]
+    rows = [r for r in rows if r["set"] == "x" and r["gap_pct"] != ""]
     names = sorted({r["instance"] for r in rows}, key=lambda s: int(s.split("-")[1][1:]))
     out = ["| instance | " + " | ".join(f"{s} gap %" for s in solvers) + " |",
            "|---" * (len(solvers) + 1) + "|"]
     by = {(r["instance"], r["solver"]): r for r in rows}
     for name in names:
-        cells = [f"{float(by[name, s]['gap']):.2f}" if (name, s) in by else "-" for s in solvers]
+        cells = [f"{float(by[name, s]['gap_pct']):.2f}" if (name, s) in by else "-" for s in solvers]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     complete = [n for n in names if all((n, s) in by for s in solvers)]
-    avg = [f"{mean([float(by[n, s]['gap']) for n in complete]):.2f}" for s in solvers]
+    avg = [f"{mean([float(by[n, s]['gap_pct']) for n in complete]):.2f}" for s in solvers]
     out.append(f"| **average ({len(complete)} instances)** | " + " | ".join(avg) + " |")
     listed = [n for n in complete if n not in NOT_IN_TABLE9]
-    avg = [f"{mean([float(by[n, s]['gap']) for n in listed]):.2f}" for s in solvers]
+    avg = [f"{mean([float(by[n, s]['gap_pct']) for n in listed]):.2f}" for s in solvers]
     out.append(f"| **average, the {len(listed)} in the paper's Table 9** | " + " | ".join(avg)
                + " |")
     for label, value in PAPER_X.items():
         out.append(f"| {label} | {value:.2f} |" + " |" * (len(solvers) - 1))
-    out += paired({key: float(r["gap"]) for key, r in by.items()}, solvers)
+    out += paired({key: float(r["gap_pct"]) for key, r in by.items()}, solvers)
     return "\n".join(out)
 
 
 def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -> str:
-    rows = [r for r in rows if r["part"] == "synthetic"]
+    rows = [r for r in rows if r["set"] == "synthetic"]
     out = []
     for problem in problems:
         mine = [r for r in rows if r["problem"] == problem]
@@ -223,8 +199,9 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
             if not sel:
                 continue
             objs = [float(r["cost"]) + float(r["offset"]) for r in sel]
-            gaps = [100 * (float(r["cost"]) - float(r["ref"])) / (float(r["ref"]) + float(r["offset"]))
-                    for r in sel if r["ref"] != ""]
+            ref = {r["instance"]: float(r["cost"]) for r in mine if r["solver"] == "hgs"}
+            gaps = [100 * (float(r["cost"]) - ref[r["instance"]])
+                    / (ref[r["instance"]] + float(r["offset"])) for r in sel if r["instance"] in ref]
             out.append(f"| {s} (ours) | {mean(objs):.2f} | {mean(gaps):+.2f} | "
                        f"{mean([float(r['seconds']) for r in sel]):.1f} |")
         out += paired({(r["instance"], r["solver"]): float(r["cost"]) for r in mine}, solvers)
@@ -254,12 +231,12 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    rec = Recorder(args.out, args.time_limit, args.seed)
+    rec = ResultLog(args.out, extra=["offset"])
+    provenance = Provenance.current()
     if args.part in ("x", "both"):
-        x_part(args, rec)
+        x_part(args, rec, provenance)
     if args.part in ("synthetic", "both"):
-        synthetic_part(args, rec)
-    rec.fh.close()
+        synthetic_part(args, rec, provenance)
     if args.part in ("x", "both"):
         print(f"\nCVRPLIB X, {args.time_limit:g} s per instance (gap to BKS, %)")
         print(x_table(rec.rows, args.solvers))

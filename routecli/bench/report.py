@@ -36,7 +36,7 @@ class Summary:
 
 
 def _summary(label: str, rows: list[BenchRow]) -> Summary:
-    gaps = [r.gap for r in rows if r.feasible and r.gap is not None]
+    gaps = [r.gap_pct for r in rows if r.feasible and r.gap_pct is not None]
     return Summary(label, len(rows), sum(r.feasible for r in rows),
                    sum(gaps) / len(gaps) if gaps else None,
                    sum(r.seconds for r in rows) / len(rows) if rows else 0.0)
@@ -69,7 +69,7 @@ def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = 
                   "| | " + " | ".join(head) + " | Solved # |",
                   "|---|" + "---|" * (len(head) + 1)]
         solved = f"{summaries[-1].solved}/{summaries[-1].count}"
-        models = ", ".join(sorted({r.model for r in rows if r.problem == problem}))
+        models = ", ".join(sorted({r.solver for r in rows if r.problem == problem}))
         lines.append(f"| {models} | " + " | ".join(_gap(s.mean_gap) for s in summaries)
                      + f" | {solved} |")
         if other is not None:
@@ -85,7 +85,7 @@ def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = 
               "| instance | n | cost | BKS | gap | time (s) | feasible |", "|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r.problem, r.n, r.instance)):
         lines.append(f"| {r.instance} | {r.n} | {r.cost:g} | "
-                     f"{'-' if r.bks is None else f'{r.bks:g}'} | {_gap(r.gap)} | "
+                     f"{'-' if r.reference is None else f'{r.reference:g}'} | {_gap(r.gap_pct)} | "
                      f"{r.seconds:.2f} | {'yes' if r.feasible else 'NO: ' + r.problems} |")
     return "\n".join(lines) + "\n"
 
@@ -101,9 +101,9 @@ def plot_gaps(rows: list[BenchRow], path: Path, title: str,
     for data, name, marker in ((rows, None, "o"), (compare, compare_name, "x")):
         if not data:
             continue
-        shown = [(r.n, r.gap) for r in data if r.feasible and r.gap is not None]
+        shown = [(r.n, r.gap_pct) for r in data if r.feasible and r.gap_pct is not None]
         if shown:
-            label = name or ", ".join(sorted({r.model for r in data}))
+            label = name or ", ".join(sorted({r.solver for r in data}))
             ax.scatter([n for n, _ in shown], [g for _, g in shown], s=14, marker=marker,
                        label=label, alpha=0.8)
     ax.set_xscale("log")
@@ -123,6 +123,6 @@ def write_report(rows: list[BenchRow], out: Path, title: str,
     """Write ``out/report.md`` and ``out/gap_vs_size.png``; returns the markdown path."""
     report = out / "report.md"
     report.write_text(markdown(rows, title, compare, compare_name, command))
-    if any(r.feasible and r.gap is not None for r in rows):
+    if any(r.feasible and r.gap_pct is not None for r in rows):
         plot_gaps(rows, out / "gap_vs_size.png", title, compare, compare_name)
     return report

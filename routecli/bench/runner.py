@@ -13,45 +13,21 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from routecli.atomic import atomic_write_text
+from routecli.bench.results import Provenance, ResultLog, ResultRow, portable_path
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution
 from routecli.solvers import Solver, Stop, make_solver, run
 
-
-@dataclass(frozen=True)
-class BenchRow:
-    instance: str
-    file: str
-    problem: str
-    n: int
-    model: str
-    cost: float
-    bks: float | None
-    gap: float | None
-    seconds: float
-    feasible: bool
-    problems: str
-    seed: int
-
-    @classmethod
-    def from_csv(cls, row: dict[str, str]) -> BenchRow:
-        def opt(v: str) -> float | None:
-            return float(v) if v not in ("", "None") else None
-
-        return cls(row["instance"], row["file"], row["problem"], int(row["n"]), row["model"],
-                   float(row["cost"]), opt(row["bks"]), opt(row["gap"]), float(row["seconds"]),
-                   row["feasible"] == "True", row["problems"], int(row["seed"]))
-
-
-COLUMNS = [f.name for f in fields(BenchRow)]
+BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.bench.results
 
 
 def read_rows(csv_path: Path) -> list[BenchRow]:
+    """Rows of a results CSV (this schema or round 1's)."""
     if not csv_path.exists():
         return []
     with open(csv_path, newline="") as fh:
@@ -67,23 +43,13 @@ def read_rows_for(csv_path: Path) -> list[BenchRow]:
 
 
 def completed(csv_path: Path) -> set[str]:
-    """Instance files already in the CSV (resolved paths)."""
+    """Instance files already in the CSV (as :func:`portable_path` writes them)."""
     return {r.file for r in read_rows(csv_path)}
 
 
-def _append(csv_path: Path, row: BenchRow) -> None:
-    new = not csv_path.exists()
-    with open(csv_path, "a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
-        if new:
-            writer.writeheader()
-        writer.writerow(asdict(row))
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def solve_file(path: Path, solver: Solver, seed: int, stop: Stop,
-               solutions_dir: Path | None, rounding: str | None = None) -> BenchRow:
+def solve_file(path: Path, solver: Solver, settings: Any, seed: int, stop: Stop,
+               solutions_dir: Path | None, rounding: str | None,
+               provenance: Provenance) -> BenchRow:
     """Read, solve, validate and (if feasible) write the solution of one instance file."""
     instance = read_instance(path, rounding)
     reference, _ = best_known(instance, path)
@@ -91,9 +57,8 @@ def solve_file(path: Path, solver: Solver, seed: int, stop: Stop,
     if result.feasible and solutions_dir is not None:
         write_solution(solutions_dir / f"{path.stem}{solution_suffix(result.solution)}",
                        instance, result.solution)
-    return BenchRow(instance.name, str(path.resolve()), instance.problem, instance.size,
-                    solver.name, result.cost, reference, result.gap, result.seconds,
-                    result.feasible, "; ".join(result.problems[:3]), seed)
+    return BenchRow.of(result, set_name=path.parent.name, file=path, solver=solver.name,
+                       settings=settings, seed=seed, stop=stop, provenance=provenance)
 
 
 _worker_solver: Solver | None = None
@@ -150,18 +115,20 @@ def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: 
     solver = make_solver(model, settings)
     claim_folder(out, run_config(model, settings, seed, stop, rounding))
     csv_path = out / "results.csv"
+    log = ResultLog(csv_path)
     done = completed(csv_path)
-    todo = [p for p in files if str(p.resolve()) not in done]
+    todo = [p for p in files if portable_path(p) not in done]
     solutions_dir = out / "solutions"
     solutions_dir.mkdir(exist_ok=True)
-    args = [(p, seed, stop, solutions_dir, rounding) for p in todo]
+    provenance = Provenance.current()
+    args = [(p, settings, seed, stop, solutions_dir, rounding, provenance) for p in todo]
     rows = ((solve_file(a[0], solver, *a[1:]) for a in args) if jobs <= 1
             else _parallel(args, jobs, model, settings))
     for row in rows:
-        _append(csv_path, row)
+        log.add(row)
         if on_row is not None:
             on_row(row)
-    wanted = {str(p.resolve()) for p in files}
+    wanted = {portable_path(p) for p in files}
     return [r for r in read_rows(csv_path) if r.file in wanted]
 
 

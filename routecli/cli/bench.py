@@ -70,7 +70,7 @@ def bench(
 
         def advance(row) -> None:  # noqa: ANN001 - BenchRow
             progress.update(task, advance=1,
-                            last=f"{row.instance}: gap {fmt_gap(row.gap)} {row.seconds:.1f}s")
+                            last=f"{row.instance}: gap {fmt_gap(row.gap_pct)} {row.seconds:.1f}s")
 
         rows = run_bench(files, model, settings, out, seed=seed,
                          stop=Stop(seconds=time_limit, iterations=iterations),
@@ -90,6 +90,7 @@ def bench(
 
 def _remaining(files: list[Path], out: Path) -> int:
     from routecli.bench import completed
+    from routecli.bench.results import portable_path
 
     done = completed(out / "results.csv")
-    return sum(str(f.resolve()) not in done for f in files)
+    return sum(portable_path(f) not in done for f in files)

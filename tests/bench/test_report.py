@@ -4,8 +4,9 @@ from routecli.bench import BenchRow, bucket_of, summarise, write_report
 
 
 def row(name, problem, n, gap, feasible=True):
-    return BenchRow(name, f"/x/{name}", problem, n, "nn", 100 + gap, 100.0, gap, 1.0, feasible,
-                    "" if feasible else "customer 3 missing", 0)
+    return BenchRow("abc123", "2026-12-02T00:00:00Z", "routecli bench", "x", name, f"x/{name}",
+                    problem, n, "nn", "{}", 0, None, None, 100 + gap, 100.0, gap, 1.0, feasible,
+                    "" if feasible else "customer 3 missing")
 
 
 def test_buckets_follow_miloop_table_2():
