@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from routecli.errors import OptionError
+from routecli.io.files import folder_instances
 
 # name -> (folder under the data root, file pattern, size buckets key)
 NAMED_SETS: dict[str, tuple[str, str, str]] = {
@@ -13,7 +14,6 @@ NAMED_SETS: dict[str, tuple[str, str, str]] = {
     "cvrplib-x": ("cvrplib/X", "*.vrp", "cvrp"),
     "cvrplib-ags": ("cvrplib/AGS", "*.vrp", "cvrp"),
 }
-INSTANCE_SUFFIXES = (".tsp", ".vrp", ".txt")
 DATA_ROOT_ENV = "ROUTECLI_DATA"
 
 
@@ -42,10 +42,7 @@ def resolve(targets: list[str], root: Path | None = None) -> list[Path]:
                 raise OptionError(f"set {target!r}: no {pattern} files in {base / folder}")
             files += found
         elif Path(target).is_dir():
-            found = sorted(p for p in Path(target).iterdir() if p.suffix in INSTANCE_SUFFIXES)
-            if not found:
-                raise OptionError(f"{target}: no instance files (.tsp, .vrp, .txt) in this folder")
-            files += found
+            files += folder_instances(target)
         elif Path(target).is_file():
             files.append(Path(target))
         else:

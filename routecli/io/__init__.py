@@ -8,13 +8,13 @@ gives (files and folders) into instance files.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from routecli.errors import InstanceFormatError
 from routecli.io.bks import best_known, fingerprint, is_bks_source, registry
 from routecli.io.cvrplib import vrplib_from_text
+from routecli.io.files import INSTANCE_SUFFIXES, folder_instances
 from routecli.io.solutions import read_solution, solution_suffix, write_solution, written_by_routecli
 from routecli.io.text import read_text
 from routecli.io.tsplib import tsp_from_text
@@ -50,14 +50,11 @@ def read_instance(path: str | Path, rounding: str | None = None) -> Instance:
 def expand_inputs(paths: list[str | Path]) -> list[Path]:
     """Files as given and folders as their instance files (sorted, by the rule ``bench`` uses
     for a folder), in order, without repeats; a path that does not exist is an error."""
-    from routecli.bench.sets import resolve  # here: routecli.bench imports routecli.io
-
     files: list[Path] = []
     for given in paths:
         p = Path(given)
         if p.is_dir():
-            # The trailing separator keeps a folder named like a benchmark set ("tsplib") a folder.
-            files += resolve([os.path.join(str(p), "")])
+            files += folder_instances(p)
         elif p.is_file():
             files.append(p)
         else:
@@ -66,6 +63,7 @@ def expand_inputs(paths: list[str | Path]) -> list[Path]:
 
 
 __all__ = [
-    "ROUND_CHOICES", "best_known", "expand_inputs", "fingerprint", "is_bks_source", "read_instance",
-    "read_solution", "registry", "solution_suffix", "write_solution", "written_by_routecli",
+    "INSTANCE_SUFFIXES", "ROUND_CHOICES", "best_known", "expand_inputs", "fingerprint",
+    "folder_instances", "is_bks_source", "read_instance", "read_solution", "registry",
+    "solution_suffix", "write_solution", "written_by_routecli",
 ]

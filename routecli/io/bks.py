@@ -36,6 +36,7 @@ import numpy as np
 
 from routecli.errors import InstanceFormatError
 from routecli.io.cvrplib import is_solomon
+from routecli.io.files import INSTANCE_SUFFIXES
 from routecli.io.solutions import read_solution_and_cost, written_by_routecli
 from routecli.io.tsplib import EDGE_WEIGHT_RULES
 from routecli.problems import Instance, PCVRPInstance, VRPTWInstance, validate
@@ -132,7 +133,6 @@ def is_bks_source(path: str | Path) -> bool:
     suffixes ``bench`` takes from a folder). It does not open the instance, so a ``.sol`` beside
     a TSP file counts too: refusing to overwrite it is harmless.
     """
-    from routecli.bench.sets import INSTANCE_SUFFIXES  # here: routecli.bench imports routecli.io
 
     p = Path(path)
     if not p.is_file() or written_by_routecli(p):

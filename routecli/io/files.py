@@ -1,0 +1,19 @@
+"""Which files are instances: the one rule ``solve``, ``bench`` and the BKS lookup share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from routecli.errors import InstanceFormatError
+
+INSTANCE_SUFFIXES = (".tsp", ".vrp", ".txt")
+
+
+def folder_instances(folder: str | Path) -> list[Path]:
+    """The instance files (by :data:`INSTANCE_SUFFIXES`) directly inside ``folder``, sorted;
+    a folder without any is an error."""
+    found = sorted(p for p in Path(folder).iterdir() if p.suffix in INSTANCE_SUFFIXES)
+    if not found:
+        raise InstanceFormatError(f"{folder}: no instance files "
+                                  f"({', '.join(INSTANCE_SUFFIXES)}) in this folder")
+    return found
