@@ -1,17 +1,73 @@
-"""Shared CLI plumbing: consoles and the option values several commands accept."""
+"""Shared CLI plumbing: the app and command classes, consoles, number formats, and the option
+help texts several commands share, so that one option reads the same everywhere.
+
+Nothing here imports torch, numba or scipy: every command module is imported when the program
+starts (Typer builds all the help up front), so heavy imports belong inside the commands.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+import click
+import typer
 from rich.console import Console
+from typer.core import TyperCommand
+
+from routecli.cli import choices
+from routecli.errors import OptionError
+
+# -h as well as --help, in every command (click hands these settings down to subcommands).
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 CANDIDATES_HELP = ("MiLoop: attend only to the K nearest allowed nodes per step (default: 200 "
                    "for TSP, 400 for CVRP above 1000 nodes; 0 = always all nodes).")
+ROUND_HELP = ("Distance rule: file (the file's own), none (exact Euclidean, like exact), "
+              + ", ".join(r for r in choices.ROUND if r not in ("file", "none")) + ".")
+THREADS_HELP = ("Torch CPU threads of neural models (default: 1; more threads pay off only on "
+                "cores no other job is using).")
+JOBS_HELP = "Parallel worker processes (default: 1)."
+SEED_HELP = "Random seed."
+TIME_LIMIT_HELP = (f"Seconds per instance. Default: hgs, sisr and nds search "
+                   f"{choices.SEARCH_SECONDS:g} s; nn and miloop finish their construction. "
+                   "Every model honours it: miloop starts no new rollouts after it and returns "
+                   "the best finished; nn always finishes within milliseconds.")
+BKS_HELP = ("Best-known value to compute the gap against, > 0 (default: a published .sol/"
+            ".opt.tour beside the instance, then the packaged registry).")
+DEFAULT_THREADS = 1
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def new_app(help_text: str, **settings: Any) -> typer.Typer:
+    """A Typer app (or command group) with plain help (no boxes, no Python type names) and
+    ``-h``."""
+    return typer.Typer(help=help_text, rich_markup_mode=None, add_completion=False,
+                       pretty_exceptions_enable=False, no_args_is_help=True,
+                       context_settings=CONTEXT_SETTINGS, **settings)
+
+
+class Command(TyperCommand):
+    """A command whose help names each argument by its metavar alone: Typer would add the
+    Python type (``FILE <list[Path]>``), which tells a user nothing."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        arguments = [_argument_record(p) for p in self.get_params(ctx)
+                     if isinstance(p, click.Argument)]
+        options = [record for p in self.get_params(ctx) if isinstance(p, click.Option)
+                   and (record := p.get_help_record(ctx)) is not None]
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def _argument_record(param: click.Argument) -> tuple[str, str]:
+    name = (param.metavar or param.name or "").upper() + ("..." if param.nargs != 1 else "")
+    return name, (getattr(param, "help", None) or "") + ("  [required]" if param.required else "")
 
 
 def fmt_gap(gap: float | None) -> str:
@@ -19,6 +75,7 @@ def fmt_gap(gap: float | None) -> str:
 
 
 def fmt_cost(cost: float | None) -> str:
+    """A cost for people (thousands separated); machine output uses plain numbers."""
     if cost is None:
         return "-"
     return f"{cost:,.0f}" if float(cost).is_integer() else f"{cost:,.4f}"
@@ -29,3 +86,36 @@ def model_options(**given: Any) -> dict[str, Any]:
     :func:`routecli.solvers.make_settings`, which refuses those the model does not take."""
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in given.items()
             if v is not None and v is not False}
+
+
+def threads_for(model: str, threads: int | None) -> int | None:
+    """``--threads`` as given, else :data:`DEFAULT_THREADS` for a model that runs torch (and
+    nothing for one that does not, which would refuse the option)."""
+    from dataclasses import fields
+
+    from routecli.solvers import settings_type
+
+    if threads is not None:
+        return threads
+    takes = {f.name for f in fields(settings_type(model))}
+    return DEFAULT_THREADS if "threads" in takes else None
+
+
+def check_bks(bks: float | None) -> None:
+    """A best-known value is a positive cost: 0 or less would make every gap meaningless."""
+    if bks is not None and not bks > 0:
+        raise OptionError(f"--bks must be a positive cost, got {bks:g}")
+
+
+def check_writable(path: Path, what: str) -> None:
+    """Refuse, before any work, an output ``path`` that cannot be written: a folder, or one
+    whose nearest existing parent is a file or a folder we may not write into."""
+    if path.is_dir():
+        raise OptionError(f"{what} {path} is a folder, not a file")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OptionError(f"{what} {path}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OptionError(f"{what} {path}: no permission to write in {parent}")

@@ -2,46 +2,77 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from routecli.cli.common import DEFAULT_THREADS, THREADS_HELP, console
+from routecli.errors import OptionError
 
 DEFAULT_CURRICULUM = {
     "tsp": "20:600:8:20,50:400:4:25,100:100000:2:25",
     "cvrp": "20:600:8:20,50:400:4:25,100:100000:2:25",
 }
+RUN_FILES = "last.pt, best.pt, log.jsonl"
+
+
+def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool) -> Path:
+    """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``), said
+    out loud; a fresh run may not start over another run's checkpoint without ``--resume``."""
+    folder = Path(out or run_dir or default)
+    if (folder / "last.pt").exists() and not resume:
+        raise OptionError(f"{folder} holds a training run (last.pt); pass --resume to continue "
+                          "it, or --out for a new folder")
+    verb = "resuming" if resume and (folder / "last.pt").exists() else "writing"
+    console.print(f"{verb} {folder}/ ({RUN_FILES})", markup=False)
+    return folder
 
 
 def train(
-    problem: Annotated[str, typer.Option(help="tsp or cvrp")] = "tsp",
-    model: Annotated[str, typer.Option(help="policy to train (miloop)")] = "miloop",
-    run_dir: Annotated[str | None, typer.Option(help="folder for last.pt, best.pt, log.jsonl"
-                                                )] = None,
+    problem: Annotated[str, typer.Option(metavar="NAME", help="tsp or cvrp.")] = "tsp",
+    model: Annotated[str, typer.Option(metavar="NAME", help="Policy to train: miloop.")
+                     ] = "miloop",
+    out: Annotated[str | None, typer.Option(
+        "--out", "-o", metavar="FOLDER",
+        help=f"Run folder for {RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
+    run_dir: Annotated[str | None, typer.Option("--run-dir", hidden=True)] = None,
     curriculum: Annotated[str | None, typer.Option(
-        help="stages size:steps:batch:rollouts[:imitation], comma-separated (default per "
-        "problem); an :imitation stage is a supervised warm start on PyVRP solutions")] = None,
-    loss: Annotated[str, typer.Option(help="dpo (reference-free DPO) or reinforce")] = "dpo",
-    beta: Annotated[float, typer.Option(help="DPO preference scale")] = 0.1,
-    lr: Annotated[float, typer.Option(help="AdamW learning rate")] = 1e-4,
-    decay_at: Annotated[float, typer.Option(help="fraction of steps where lr drops x0.1")] = 0.918,
-    layers: Annotated[int, typer.Option(help="AAFM layers")] = 3,
-    fusion: Annotated[bool, typer.Option(help="memory fusion (Eq. 4)")] = True,
-    gated: Annotated[bool, typer.Option(help="gated memory update (Eq. 6-7)")] = True,
-    memory: Annotated[bool, typer.Option(help="carry memory across steps")] = True,
-    val_size: Annotated[int, typer.Option(help="validation instance size")] = 100,
-    val_instances: Annotated[int, typer.Option(help="validation instances")] = 64,
-    val_every: Annotated[int, typer.Option(help="validate every N steps")] = 200,
-    val_time_limit: Annotated[float, typer.Option(help="PyVRP seconds per reference")] = 1.0,
+        metavar="STAGES",
+        help="Stages size:steps:batch:rollouts[:imitation], comma-separated (default per "
+        "problem); an :imitation stage is a supervised warm start on PyVRP solutions.")] = None,
+    loss: Annotated[str, typer.Option(metavar="NAME",
+                                      help="dpo (reference-free DPO) or reinforce.")] = "dpo",
+    beta: Annotated[float, typer.Option(metavar="X", help="DPO preference scale.")] = 0.1,
+    lr: Annotated[float, typer.Option(metavar="X", help="AdamW learning rate.")] = 1e-4,
+    decay_at: Annotated[float, typer.Option(
+        metavar="SHARE", help="Share of the steps after which the learning rate drops x0.1.")
+    ] = 0.918,
+    layers: Annotated[int, typer.Option(metavar="N", help="AAFM layers.")] = 3,
+    fusion: Annotated[bool, typer.Option(help="Memory fusion (Eq. 4).")] = True,
+    gated: Annotated[bool, typer.Option(help="Gated memory update (Eq. 6-7).")] = True,
+    memory: Annotated[bool, typer.Option(help="Carry memory across steps.")] = True,
+    val_size: Annotated[int, typer.Option(metavar="N",
+                                          help="Validation instance size (nodes).")] = 100,
+    val_instances: Annotated[int, typer.Option(metavar="N", help="Validation instances.")] = 64,
+    val_every: Annotated[int, typer.Option(metavar="N", help="Validate every N steps.")] = 200,
+    val_time_limit: Annotated[float, typer.Option(
+        metavar="SECONDS", help="PyVRP seconds per validation reference.")] = 1.0,
     label_time_limit: Annotated[float, typer.Option(
-        help="PyVRP seconds per label in imitation stages")] = 0.1,
-    checkpoint_every: Annotated[float, typer.Option(help="seconds between last.pt writes")] = 120.0,
-    log_every: Annotated[int, typer.Option(help="log every N steps")] = 10,
-    threads: Annotated[int, typer.Option(help="torch CPU threads (0 = default)")] = 0,
-    device: Annotated[str, typer.Option(help="cpu or cuda")] = "cpu",
-    seed: Annotated[int, typer.Option(help="data and initialisation seed")] = 0,
+        metavar="SECONDS", help="PyVRP seconds per label in imitation stages.")] = 0.1,
+    checkpoint_every: Annotated[float, typer.Option(
+        metavar="SECONDS", help="Seconds between last.pt writes.")] = 120.0,
+    log_every: Annotated[int, typer.Option(metavar="N",
+                                           help="Log and show progress every N steps.")] = 10,
+    threads: Annotated[int, typer.Option(min=1, metavar="N", help=THREADS_HELP)
+                       ] = DEFAULT_THREADS,
+    device: Annotated[str, typer.Option(metavar="NAME", help="cpu or cuda.")] = "cpu",
+    seed: Annotated[int, typer.Option(metavar="N", help="Data and initialisation seed.")] = 0,
     init: Annotated[str | None, typer.Option(
-        help="start from this checkpoint's weights with a fresh optimizer")] = None,
-    resume: Annotated[bool, typer.Option(help="continue from run_dir/last.pt if present")] = False,
+        metavar="FILE", help="Start from this checkpoint's weights with a fresh optimizer.")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last.pt.")
+                      ] = False,
 ) -> None:
     """Train MiLoop with reference-free DPO (or REINFORCE) on uniform instances."""
     from routecli.miloop.train import Stage, TrainConfig, Trainer
@@ -56,7 +87,8 @@ def train(
         stages = Stage.parse_list(curriculum or DEFAULT_CURRICULUM[problem])
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--curriculum") from err
-    cfg = TrainConfig(problem=problem, run_dir=run_dir or f"runs/miloop-{problem}",
+    folder = run_folder(out, run_dir, f"runs/miloop-{problem}", resume)
+    cfg = TrainConfig(problem=problem, run_dir=str(folder),
                       curriculum=stages, loss=loss, beta=beta, lr=lr, decay_at=decay_at,
                       seed=seed, init=init, val_size=val_size, val_instances=val_instances,
                       val_every=val_every, val_time_limit=val_time_limit,
@@ -64,11 +96,3 @@ def train(
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
                       device=device, layers=layers, fusion=fusion, gated=gated, memory=memory)
     Trainer(cfg, resume=resume).run()
-
-
-def main() -> None:
-    typer.run(train)
-
-
-if __name__ == "__main__":
-    main()

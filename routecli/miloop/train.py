@@ -31,7 +31,7 @@ from routecli import generate
 from routecli.envs import CVRPEnv, TSPEnv
 from routecli.miloop.model import KIND, MiLoop, MiLoopConfig, load_policy, rollout, to_checkpoint
 from routecli.problems import Routes, Tour
-from routecli.train import checkpoint
+from routecli.train import checkpoint, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
 
 
@@ -171,6 +171,8 @@ class Trainer:
         last = self.run_dir / "last.pt"
         if resume and last.exists():
             self.restore(checkpoint.load(last, KIND, cfg.device))
+            if self.rank == 0:  # the steps after the checkpoint are trained and logged again
+                runlog.rewind(self.run_dir / "log.jsonl", self.step)
         elif cfg.init:
             self.model.load_state_dict(load_policy(cfg.init, cfg.device).state_dict())
         if self.world > 1:

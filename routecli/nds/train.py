@@ -76,7 +76,7 @@ from routecli.search.asa import solve as asa_solve
 from routecli.search.repair import BLINK_RATE, drop_unprofitable
 from routecli.search.ruin import RandomRemoval, seed_kernels, string_sets
 from routecli.search.state import SearchProblem, state_cost, sync_state
-from routecli.train import checkpoint
+from routecli.train import checkpoint, runlog
 
 REWARDS = ("delta", "clipped")
 GENERATORS = {"cvrp": generate.cvrp, "vrptw": generate.vrptw, "pcvrp": generate.pcvrp}
@@ -316,6 +316,7 @@ class NDSTrainer:
         last = self.dir / "last.pt"
         if resume and last.exists():
             self._restore(checkpoint.load(last, KIND))
+            runlog.rewind(self.dir / "log.jsonl", self.step)  # those steps are logged again
         elif cfg.init is not None:
             self._initialise(Path(cfg.init))
 

@@ -30,3 +30,20 @@ def test_bad_curriculum_is_one_line(capsys):
     assert main(["train", "--curriculum", "20:5"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "size:steps:batch:rollouts" in err
+
+
+def test_a_resumed_run_logs_each_step_once(tmp_path, monkeypatch):
+    """Steps logged after the last checkpoint (then a crash) are trained and logged again on
+    --resume; their old records must go."""
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    argv = ["train", "--problem", "tsp", "--out", str(run), "--curriculum", "6:2:2:3",
+            "--val-size", "6", "--val-instances", "2", "--val-every", "100",
+            "--val-time-limit", "0.05", "--log-every", "1"]
+    assert main(argv) == 0
+    with open(run / "log.jsonl", "a") as fh:  # logged after last.pt (step 2), then killed
+        fh.write(json.dumps({"step": 3, "loss": 9.0}) + "\n" + '{"step": 4, "lo')
+    assert main([a if a != "6:2:2:3" else "6:4:2:3" for a in argv] + ["--resume"]) == 0
+    records = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    trained = [r["step"] for r in records if "loss" in r]
+    assert trained == [1, 2, 3, 4] and 9.0 not in [r["loss"] for r in records if "loss" in r]

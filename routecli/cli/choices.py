@@ -1,0 +1,45 @@
+"""The accepted values and defaults that ``--help`` lists, for options whose source of truth
+lives in a module that loads torch, scipy or numba.
+
+Typer builds every command's help when the program starts, so taking these lists from their
+home modules would make ``routecli --help`` import torch (seconds). They are copied here
+instead; ``tests/cli/test_choices.py`` checks every copy against its source.
+"""
+
+from __future__ import annotations
+
+# routecli.io.ROUND_CHOICES
+ROUND = ("file", "none", "euc2d", "ceil2d", "att", "geo", "exact")
+# routecli.generate.GENERATORS
+GENERATE_PROBLEMS = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp", "kp")
+# routecli.generate.KP_CAPACITIES
+KP_CAPACITIES = (10, 25, 50, 100)
+# routecli.bench.sets.NAMED_SETS
+BENCH_SETS = ("tsplib", "cvrplib-x", "cvrplib-ags")
+# routecli.analysis.data.PROBLEMS: the problems of a generated set <problem>-<size>
+SET_PROBLEMS = ("cvrp", "vrptw", "pdtsp")
+# routecli.analysis.anisometry.PAPER_TABLE1
+TABLE1_SETS = ("cvrp-100", "cvrp-200", "cvrp-500", "vrptw-100", "pdtsp-51")
+# routecli.analysis.entropy.DEFAULT_SETS, DEFAULT_BINS, DEFAULT_MIN_COUNT
+ENTROPY_SETS = ("cvrp-100", "cvrp-200", "cvrp-500", "vrptw-100")
+ENTROPY_BINS = 16
+ENTROPY_MIN_COUNT = 100
+# routecli.pe.PE_REGISTRY
+PE_NAMES = ("nope", "ape", "sin", "rope", "rpe", "alibi", "lap", "rwse", "spd", "dact",
+            "cycleformer", "ipe", "ipe_inv", "xpe", "ipe_xpe", "ipe_inv_xpe", "ipe_index",
+            "ipe_inv_index", "xpe_mean", "xpe_circular", "xpe_demand", "xpe_median",
+            "xpe_midpoint")
+# routecli.analysis.pe_plots.PLOTS
+PE_PLOTS = ("heatmap", "similarity", "channels", "angles", "pca")
+# routecli.pe.routing.SCHEDULES, AMPLITUDES
+IPE_SCHEDULES = ("integer", "geometric")
+IPE_AMPLITUDES = ("harmonic", "flat")
+# routecli.miloop.decode.DECODES
+DECODES = ("greedy", "sampling", "multistart")
+# routecli.search.ruin.POLICIES (sisr); nds takes these and "learned"
+REMOVAL_POLICIES = ("random", "strings")
+# routecli.nds.policy.PROBLEMS
+NDS_PROBLEMS = ("cvrp", "vrptw", "pcvrp")
+# routecli.search.solver.DEFAULT_SECONDS and routecli.baselines.hgs.DEFAULT_TIME_LIMIT: the
+# time limit of a search (sisr, nds, hgs) given neither --time-limit nor --iterations
+SEARCH_SECONDS = 10.0

@@ -1,0 +1,33 @@
+"""The ``log.jsonl`` of a training run, one JSON record per line, each with the ``step`` it was
+logged at.
+
+A run resumed from ``last.pt`` continues from the checkpoint's step, which lags the log by up to
+``checkpoint_every`` seconds; the steps after it are trained (and logged) again. Before training
+resumes, :func:`rewind` drops the records of those steps, so every step appears once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from routecli.atomic import atomic_write_text
+
+
+def rewind(path: Path, step: int) -> int:
+    """Keep the records of ``path`` logged at or before ``step`` (and drop a line torn by a
+    crash mid-write); returns how many records were dropped."""
+    if not path.exists():
+        return 0
+    kept: list[str] = []
+    lines = path.read_text().splitlines()
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if int(record.get("step", 0)) <= step:
+            kept.append(line)
+    if len(kept) < len(lines):
+        atomic_write_text(path, "".join(f"{line}\n" for line in kept))
+    return len(lines) - len(kept)
