@@ -30,8 +30,8 @@ timeout after which the worker is killed and replaced. Outcomes per run:
 - ``other exit``: any other exit code (1: the solver returned an infeasible solution);
 - ``hang``: the run passed ``--timeout`` seconds.
 
-It prints a markdown table of the counts and writes one CSV row per run (with the git commit)
-to ``benchmarks/results/fuzz_inputs_s<seed>_n<cases>.csv``.
+It prints a markdown table of the counts and writes one CSV row per case (both outcomes, the
+git commit, the error or failed check) to ``benchmarks/results/fuzz_inputs_s<seed>_n<cases>.csv``.
 """
 
 from __future__ import annotations
@@ -609,7 +609,8 @@ def git_commit() -> str:
         return "unknown"
 
 
-def run_case(runner: Runner, seed: Seed, case: int, rng_seed: int, work: Path) -> list[dict]:
+def run_case(runner: Runner, seed: Seed, case: int, rng_seed: int, work: Path) -> dict:
+    """Mutate, run ``info`` and ``solve``; one CSV row (details without the case folder)."""
     rng = np.random.default_rng([rng_seed, case])
     data, chosen = mutate(seed, rng)
     folder = work / f"case{case}"
@@ -621,7 +622,9 @@ def run_case(runner: Runner, seed: Seed, case: int, rng_seed: int, work: Path) -
         (folder / seed.sibling[0]).write_text(seed.sibling[1])
         sibling = True
     text = data.decode("utf-8", "replace")
-    rows = []
+    row: dict = {"case": case, "file": seed.name, "mutations": "+".join(chosen),
+                 "sibling": int(sibling)}
+    details = []
     for command in ("info", "solve"):
         out_dir = folder / "out"
         argv = ["info", str(file)] if command == "info" else \
@@ -629,10 +632,13 @@ def run_case(runner: Runner, seed: Seed, case: int, rng_seed: int, work: Path) -
         result = runner.run(argv)
         outcome, detail = classify(result, command, file, out_dir, text,
                                    benign=all(m in BENIGN for m in chosen), sibling=sibling)
-        rows.append({"case": case, "file": seed.name, "mutations": "+".join(chosen),
-                     "command": command, "outcome": outcome, "exit": result.get("code", ""),
-                     "seconds": f"{result['seconds']:.3f}", "detail": detail})
-    return rows
+        row |= {command: outcome, f"{command}_exit": result.get("code", ""),
+                f"{command}_seconds": f"{result['seconds']:.3f}"}
+        detail = detail.replace(f"{folder}/", "").removeprefix("error: ")[:160]
+        if detail and detail not in details:
+            details.append(detail)
+    row["detail"] = " | ".join(details)
+    return row
 
 
 def table(counts: Counter, total_runs: int, command_line: str, commit: str) -> str:
@@ -665,25 +671,27 @@ def main() -> None:
     counts: Counter = Counter()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="routecli-fuzz-") as tmp, out.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["commit", "case", "file", "mutations", "command",
-                                                "outcome", "exit", "seconds", "detail"])
+        writer = csv.DictWriter(fh, fieldnames=["commit", "case", "file", "mutations", "sibling",
+                                                "info", "info_exit", "info_seconds", "solve",
+                                                "solve_exit", "solve_seconds", "detail"])
         writer.writeheader()
         warm = Path(tmp) / "warm"
         warm.mkdir()
         (warm / seeds[0].name).write_text(seeds[0].text)
-        # Warm-up (imports, numba caches) outside the per-run timeout's worries.
+        # Warm-up (imports, numba caches) before the first timed run.
         runner.run(["solve", str(warm / seeds[0].name), "--model", "nn", "--out", str(warm / "out")])
         for case in range(args.cases):
-            for row in run_case(runner, seeds[order[case]], case, args.seed, Path(tmp)):
-                counts[(row["command"], row["outcome"])] += 1
-                writer.writerow({"commit": commit, **row})
+            row = run_case(runner, seeds[order[case]], case, args.seed, Path(tmp))
+            counts[("info", row["info"])] += 1
+            counts[("solve", row["solve"])] += 1
+            writer.writerow({"commit": commit, **row})
             if (case + 1) % 250 == 0:
                 fh.flush()
                 print(f"{case + 1}/{args.cases} cases, {time.perf_counter() - start:.0f} s",
                       file=sys.stderr, flush=True)
     runner.close()
     print(table(counts, 2 * args.cases, command_line, commit))
-    print(f"\nper-run rows: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    print(f"\nper-case rows: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
 
 
 if __name__ == "__main__":
