@@ -1,8 +1,10 @@
 """Reading instances and solutions, writing solutions, best-known values.
 
 ``read_instance`` reads a file once and picks the reader from it: TSPLIB (``.tsp`` or
-``TYPE : TSP``) through :mod:`routecli.io.tsplib`, everything else (CVRPLIB/VRPLIB ``.vrp``,
-Solomon ``.txt``) through :mod:`routecli.io.cvrplib`. ``expand_inputs`` turns the paths a user
+``TYPE : TSP``) through :mod:`routecli.io.tsplib`, knapsacks (``.kp`` or ``TYPE : KP``) through
+:mod:`routecli.io.kp`, pickup-and-delivery TSPs (``TYPE : PDTSP``) through
+:mod:`routecli.io.pdtsp`, everything else (CVRPLIB/VRPLIB ``.vrp``, Solomon ``.txt``) through
+:mod:`routecli.io.cvrplib`. ``expand_inputs`` turns the paths a user
 gives (files and folders) into instance files.
 """
 
@@ -15,6 +17,8 @@ from routecli.errors import InstanceFormatError
 from routecli.io.bks import best_known, fingerprint, is_bks_source, registry
 from routecli.io.cvrplib import vrplib_from_text
 from routecli.io.files import INSTANCE_SUFFIXES, folder_instances
+from routecli.io.kp import kp_from_text
+from routecli.io.pdtsp import pdtsp_from_text
 from routecli.io.solutions import read_solution, solution_suffix, write_solution, written_by_routecli
 from routecli.io.text import read_text
 from routecli.io.tsplib import tsp_from_text
@@ -23,6 +27,8 @@ from routecli.problems import Instance
 
 ROUND_CHOICES = ("file", "none", *RULES)
 _TSP_TYPE = re.compile(r"^\s*TYPE\s*:\s*TSP\b", re.IGNORECASE | re.MULTILINE)
+_KP_TYPE = re.compile(r"^\s*TYPE\s*:\s*KP\b", re.IGNORECASE | re.MULTILINE)
+_PDTSP_TYPE = re.compile(r"^\s*TYPE\s*:\s*PDTSP\b", re.IGNORECASE | re.MULTILINE)
 
 
 def round_rule(option: str | None) -> str | None:
@@ -42,8 +48,15 @@ def read_instance(path: str | Path, rounding: str | None = None) -> Instance:
     rule = round_rule(rounding)
     p = Path(path)
     text = read_text(p)
-    if p.suffix.lower() == ".tsp" or _TSP_TYPE.search(text[:2000]):
+    head = text[:2000]
+    if p.suffix.lower() == ".tsp" or _TSP_TYPE.search(head):
         return tsp_from_text(text, str(p), rule)
+    if p.suffix.lower() == ".kp" or _KP_TYPE.search(head):
+        if rule is not None:
+            raise InstanceFormatError(f"{p}: --round has no meaning for a knapsack")
+        return kp_from_text(text, str(p))
+    if _PDTSP_TYPE.search(head):
+        return pdtsp_from_text(text, str(p), rule)
     return vrplib_from_text(text, str(p), rule)
 
 

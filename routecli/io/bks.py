@@ -39,7 +39,7 @@ from routecli.io.cvrplib import is_solomon
 from routecli.io.files import INSTANCE_SUFFIXES
 from routecli.io.solutions import read_solution_and_cost, written_by_routecli
 from routecli.io.tsplib import EDGE_WEIGHT_RULES
-from routecli.problems import Instance, PCVRPInstance, VRPTWInstance, validate
+from routecli.problems import Instance, KPInstance, PCVRPInstance, VRPTWInstance, validate
 from routecli.problems.instance import CapacitatedInstance
 
 _EDGE_WEIGHT_TYPE = re.compile(r"^\s*EDGE_WEIGHT_TYPE\s*:\s*(\w+)", re.IGNORECASE | re.MULTILINE)
@@ -164,7 +164,11 @@ def best_known(instance: Instance, path: str | Path | None = None,
     ``"registry"``), or ``(None, "")``: see the module docstring for when each source counts."""
     if given is not None:
         return given, "--bks"
-    rule = instance.metric.rule  # type: ignore[union-attr]
+    if isinstance(instance, KPInstance):  # no distance rule, no registry: a sibling .sol only
+        sibling = sibling_solution(path, "kp") if path is not None else None
+        value = _recost(sibling, instance) if sibling is not None else None
+        return (value, sibling.name) if value is not None and sibling is not None else (None, "")
+    rule = instance.metric.rule
     if path is not None and declared_rule(path) == rule:
         sibling = sibling_solution(path, instance.problem)
         value = _recost(sibling, instance) if sibling is not None else None

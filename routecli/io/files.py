@@ -6,7 +6,7 @@ from pathlib import Path
 
 from routecli.errors import InstanceFormatError
 
-INSTANCE_SUFFIXES = (".tsp", ".vrp", ".txt")
+INSTANCE_SUFFIXES = (".tsp", ".vrp", ".txt", ".kp")
 
 
 def folder_instances(folder: str | Path) -> list[Path]:

@@ -1,4 +1,6 @@
-"""Solution files: CVRPLIB ``.sol`` (``Route #k: ...`` lines and ``Cost``) and TSPLIB ``.tour``.
+"""Solution files: CVRPLIB ``.sol`` (``Route #k: ...`` lines and ``Cost``), TSPLIB ``.tour``,
+and knapsack ``.sol`` (an ``Items:`` line with the chosen item ids, 1-based in file order, then
+``Value`` and ``Weight``).
 
 Writes are atomic: text goes to a temporary file in the same folder, then is renamed, so a
 failed run never leaves a half-written solution behind. Every file routecli writes carries
@@ -11,11 +13,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+
 from routecli.errors import InstanceFormatError, excerpt
 from routecli.io.text import read_text
 from routecli.io.tsplib import WRITER_MARK, format_tour, read_tour
 from routecli.io.writers import write_text_atomic
-from routecli.problems import Instance, Routes, Solution, Tour
+from routecli.problems import Instance, KPInstance, Routes, Selection, Solution, Tour
 
 
 def format_sol(solution: Routes, cost: float) -> str:
@@ -61,7 +65,47 @@ def parse_sol(path: str | Path) -> tuple[Routes, float | None]:
     return Routes(routes), cost
 
 
+def format_selection(instance: KPInstance, solution: Selection) -> str:
+    items = np.sort(solution.items)
+    weight = float(instance.weights[items].sum())
+    return "\n".join([f"# {WRITER_MARK}", "Items: " + " ".join(str(int(i) + 1) for i in items),
+                      f"Value {instance.cost(solution):.12g}", f"Weight {weight:.12g}"]) + "\n"
+
+
+def parse_selection(path: str | Path, items: int) -> tuple[Selection, float | None]:
+    """Chosen items (0-based) of a knapsack ``.sol`` and its stated ``Value``, if any; ids
+    outside 1..``items`` are an error."""
+    source = str(path)
+    chosen: list[int] = []
+    value: float | None = None
+    found = False
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        head, _, rest = line.partition(":")
+        word = line.split()[0].lower()
+        try:
+            if head.strip().lower() == "items":
+                chosen += [int(tok) for tok in rest.split()]
+                found = True
+            elif word == "value":
+                value = float(line.split()[1])
+        except (ValueError, IndexError):
+            raise InstanceFormatError(f"{source}: line {number}: cannot read {excerpt(line)}") from None
+    if not found:
+        raise InstanceFormatError(f"{source}: no 'Items:' line")
+    ids = np.asarray(chosen, np.int64)
+    outside = ids[(ids < 1) | (ids > items)]
+    if outside.size:
+        raise InstanceFormatError(f"{source}: item {outside[0]} does not exist; the instance has "
+                                  f"items 1..{items}")
+    return Selection(ids - 1), value
+
+
 def format_solution(instance: Instance, solution: Solution) -> str:
+    if isinstance(instance, KPInstance) and isinstance(solution, Selection):
+        return format_selection(instance, solution)
     cost = instance.cost(solution)  # type: ignore[arg-type]
     if isinstance(solution, Tour):
         return format_tour(instance.name, solution.order, cost)
@@ -82,20 +126,23 @@ def write_solution(path: str | Path, instance: Instance, solution: Solution) -> 
 
 
 def read_solution(path: str | Path, instance: Instance) -> Solution:
-    """Read a ``.tour`` (TSP, PDTSP) or ``.sol`` (routing problems with a depot) file."""
+    """Read a ``.tour`` (TSP, PDTSP) or ``.sol`` (routing problems with a depot, knapsacks)
+    file."""
     return read_solution_and_cost(path, instance)[0]
 
 
 def read_solution_and_cost(path: str | Path, instance: Instance) -> tuple[Solution, float | None]:
     """The solution in ``path`` and the cost the file states (a ``.sol``'s ``Cost`` line;
     ``None`` for tours and for files without one). Customer ids outside the instance are an
-    error here, before anything indexes by them."""
+    error here, before anything indexes by them. A knapsack's stated cost is its ``Value``."""
+    if isinstance(instance, KPInstance):
+        return parse_selection(path, instance.size)
     if instance.problem in ("tsp", "pdtsp"):
         if not str(path).endswith(".tour"):
             raise InstanceFormatError(f"{path}: a {instance.problem.upper()} solution is a .tour file")
-        return Tour(read_tour(path, instance.metric.size)), None  # type: ignore[union-attr]
+        return Tour(read_tour(path, instance.metric.size)), None
     routes, stated = parse_sol(path)
-    customers = instance.metric.size - 1  # type: ignore[union-attr]
+    customers = instance.metric.size - 1
     for k, route in enumerate(routes.routes):
         outside = route[(route < 1) | (route > customers)]
         if outside.size:

@@ -1,7 +1,9 @@
-"""Instance files for generated instances: VRPLIB ``.vrp`` (CVRP, VRPTW, PCVRP) and TSPLIB
-``.tsp``. Coordinates in the unit square are scaled and rounded to integers so the files follow
-the CVRPLIB convention (``EUC_2D``: every edge rounded to the nearest integer); time windows,
-service times and prizes are scaled by the same factor. Window openings round up and closings
+"""Instance files for generated instances: VRPLIB ``.vrp`` (CVRP, VRPTW, PCVRP, and PDTSP
+with a ``PICKUP_AND_DELIVERY_SECTION``, see :mod:`routecli.io.pdtsp`), TSPLIB ``.tsp`` and
+knapsack ``.kp`` (:mod:`routecli.io.kp`, numbers written exactly). Coordinates in the unit
+square are scaled and rounded to integers so the files follow the CVRPLIB convention
+(``EUC_2D``: every edge rounded to the nearest integer); time windows, service times and prizes
+are scaled by the same factor. Window openings round up and closings
 round down, so a generated VRPTW instance stays feasible after rounding."""
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import OptionError
+from routecli.io.kp import format_kp
 
 
 def _rows(values: np.ndarray) -> str:
@@ -40,6 +42,20 @@ def format_tsplib(name: str, comment: str, coords: np.ndarray) -> str:
                       "NODE_COORD_SECTION", _rows(coords), "EOF"]) + "\n"
 
 
+def format_pdtsp(name: str, comment: str, coords: np.ndarray) -> str:
+    """Depot first, pickups 2..r+1, delivery k + r for pickup k (``id pickup delivery`` rows)."""
+    n = len(coords)
+    r = (n - 1) // 2
+    pairs = np.zeros((n, 2), np.int64)
+    ids = np.arange(1, n + 1)
+    pairs[1:r + 1, 1] = ids[1:r + 1] + r
+    pairs[r + 1:, 0] = ids[r + 1:] - r
+    return "\n".join([f"NAME : {name}", f"COMMENT : {comment}", "TYPE : PDTSP",
+                      f"DIMENSION : {n}", "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION",
+                      _rows(coords), "PICKUP_AND_DELIVERY_SECTION", _rows(pairs),
+                      "DEPOT_SECTION", "1", "-1", "EOF"]) + "\n"
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
@@ -54,17 +70,27 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray], row: int,
                         seed: int, scale: int) -> Path:
-    """Write row ``row`` of a generated batch as one instance file in ``folder``."""
-    if problem not in ("tsp", "cvrp", "vrptw", "pcvrp"):
-        raise OptionError(f"{problem.upper()} has no standard instance file format; "
-                          "use --format npz")
+    """Write row ``row`` of a generated batch as one instance file in ``folder`` (``scale``
+    applies to coordinates, not to knapsack items)."""
+    if problem == "kp":
+        n = batch["weights"].shape[1]
+        capacity = float(batch["capacity"][row])
+        name = f"kp-{n}-c{capacity:g}-s{seed}-{row}"
+        path = folder / f"{name}.kp"
+        comment = (f"routecli generate kp --n {n} --capacity {capacity:g} --seed {seed} "
+                   f"(row {row})")
+        write_text_atomic(path, format_kp(name, comment, batch["weights"][row],
+                                          batch["values"][row], capacity))
+        return path
     coords = np.rint(batch["locs"][row] * scale).astype(np.int64)
     n = len(coords) - (problem != "tsp")
     name = f"{problem}-{n}-s{seed}-{row}"
     comment = f"routecli generate {problem} --n {n} --seed {seed} (row {row}, scale {scale})"
-    if problem == "tsp":
-        path = folder / f"{name}.tsp"
-        write_text_atomic(path, format_tsplib(name, comment, coords))
+    if problem in ("tsp", "pdtsp"):
+        path = folder / f"{name}.{'tsp' if problem == 'tsp' else 'vrp'}"
+        text = (format_tsplib(name, comment, coords) if problem == "tsp"
+                else format_pdtsp(name, comment, coords))
+        write_text_atomic(path, text)
         return path
     demand = batch["demand"][row].astype(np.int64)
     capacity = int(batch["capacity"][row])

@@ -36,6 +36,6 @@ class KPInstance:
         problems += [f"item {v} chosen {c} times" for v, c in zip(values, counts, strict=False) if c > 1]
         weight = float(self.weights[items].sum())
         if weight > self.capacity + 1e-9:
-            problems.append(f"over capacity by {weight - self.capacity:g} "
+            problems.append(f"items over capacity by {weight - self.capacity:g} "
                             f"(weight {weight:g} > {self.capacity:g})")
         return problems

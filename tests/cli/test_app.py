@@ -32,7 +32,6 @@ def test_malformed_file_gives_one_stderr_line_exit_2_and_no_output(data_dir, tmp
     (["generate", "vrp", "--out", "x.npz"], "unknown problem 'vrp'"),
     (["generate", "cvrp", "--out", "x.txt"], "--out must end in .npz"),
     (["generate", "kp", "--capacity", "7", "--out", "x.npz"], "KP --capacity must be one of"),
-    (["generate", "pdtsp", "--format", "file", "--out", "d"], "no standard instance file format"),
     (["solve", "{tiny}", "--frobnicate"], "No such option"),
 ])
 def test_bad_options_give_one_line(data_dir, tmp_path, capsys, monkeypatch, argv, message):

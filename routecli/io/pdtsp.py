@@ -1,0 +1,125 @@
+"""Pickup-and-delivery TSP files: VRPLIB with a ``PICKUP_AND_DELIVERY_SECTION``.
+
+The layout (``routecli generate pdtsp --format file`` writes it; ``vrplib.read_instance`` reads
+it as is, the pairs coming back as ``pickup_and_delivery``)::
+
+    NAME : pdtsp-100-s0-0
+    TYPE : PDTSP
+    DIMENSION : 101                  # the depot + n/2 pickups + n/2 deliveries
+    EDGE_WEIGHT_TYPE : EUC_2D        # any TSPLIB rule, EXACT_2D, or EXPLICIT with a matrix
+    NODE_COORD_SECTION
+    1 500 500                        # id x y; node 1 is the depot
+    ...
+    PICKUP_AND_DELIVERY_SECTION
+    1 0 0                            # id pickup delivery, as in Li & Lim's files:
+    2 0 52                           #   a pickup names its delivery (pickup column 0),
+    ...
+    52 2 0                           #   a delivery names its pickup (delivery column 0)
+    ...
+    DEPOT_SECTION
+    1
+    -1
+    EOF
+
+The pairing must follow the MiLoop convention (Appendix B.2): with ``r = (DIMENSION - 1) / 2``,
+nodes ``2..r+1`` are the pickups and node ``k + r`` delivers what pickup ``k`` picked up.
+Anything else (an odd number of paired nodes, a delivery whose pickup does not name it back,
+another numbering) is refused with one line naming the line and the node.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from routecli.errors import InstanceFormatError, excerpt
+from routecli.io.text import dimension, node_table, parse, read_text
+from routecli.io.tsplib import edge_weight_rule, instance_metric
+from routecli.problems import PDTSPInstance
+
+SPEC_KEYS = {"NAME", "COMMENT", "TYPE", "DIMENSION", "EDGE_WEIGHT_TYPE", "EDGE_WEIGHT_FORMAT",
+             "EDGE_DATA_FORMAT", "NODE_COORD_TYPE", "DISPLAY_DATA_TYPE"}
+SECTION_KEYS = {"NODE_COORD_SECTION", "EDGE_WEIGHT_SECTION", "DISPLAY_DATA_SECTION",
+                "PICKUP_AND_DELIVERY_SECTION", "DEPOT_SECTION"}
+PAIRS = "PICKUP_AND_DELIVERY_SECTION"
+
+
+def pdtsp_from_text(text: str, source: str, round_rule: str | None = None) -> PDTSPInstance:
+    """A PDTSP from the text of a VRPLIB file with ``TYPE : PDTSP``."""
+    spec, sections = parse(text, source, SPEC_KEYS, SECTION_KEYS)
+    kind = spec["TYPE"].value.split()[0].upper() if "TYPE" in spec and spec["TYPE"].value else ""
+    if kind != "PDTSP":
+        raise InstanceFormatError(f"{source}: TYPE {excerpt(kind)} is not PDTSP")
+    n = dimension(spec, source)
+    if (n - 1) % 2:
+        raise InstanceFormatError(f"{source}: line {spec['DIMENSION'].line}: DIMENSION {n} leaves "
+                                  f"{n - 1} nodes besides the depot, an odd number of paired nodes")
+    metric = instance_metric(spec, sections, n, edge_weight_rule(spec, source, ("EXACT_2D",)),
+                             round_rule, source)
+    _check_depot(sections, source)
+    _check_pairs(sections, n, source)
+    name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
+    return PDTSPInstance(name, metric)
+
+
+def read_pdtsp(path: str | Path, round_rule: str | None = None) -> PDTSPInstance:
+    return pdtsp_from_text(read_text(path), str(path), round_rule)
+
+
+def _check_depot(sections: dict, source: str) -> None:
+    if "DEPOT_SECTION" not in sections:
+        return
+    section = sections["DEPOT_SECTION"]
+    values = section.values(source)
+    depots = values[: np.flatnonzero(values == -1)[0]] if (values == -1).any() else values
+    if depots.size != 1 or depots[0] != 1:
+        shown = " ".join(f"{v:g}" for v in depots[:5]) or "none"
+        raise InstanceFormatError(f"{source}: {section.where()}: the depot must be node 1 alone, "
+                                  f"got {shown}")
+
+
+def _check_pairs(sections: dict, n: int, source: str) -> None:
+    """Every row ``id pickup delivery`` pairs node ``k`` (pickup) with ``k + r``; file ids."""
+    if PAIRS not in sections:
+        raise InstanceFormatError(f"{source}: missing {PAIRS}")
+    section = sections[PAIRS]
+    table, lines = node_table(section, n, ("pickup", "delivery"), source)
+    r = (n - 1) // 2
+    ids = np.arange(1, n + 1)
+    expected = np.zeros((n, 2))
+    expected[1:r + 1, 1] = ids[1:r + 1] + r  # pickup k delivers to k + r
+    expected[r + 1:, 0] = ids[r + 1:] - r  # delivery k + r picks up at k
+    wrong = np.flatnonzero((table != expected).any(1))
+    if not wrong.size:
+        return
+    i = int(wrong[0])
+    node, (pickup, delivery) = i + 1, table[i]
+    where = f"{source}: line {lines[i]}: {PAIRS}: node {node}"
+    for value in (pickup, delivery):
+        if value != np.floor(value) or not 0 <= value <= n:
+            raise InstanceFormatError(f"{where}: {value:g} is not a node id in 0..{n}")
+    if node == 1:
+        raise InstanceFormatError(f"{where} is the depot; its pickup and delivery must be 0 0")
+    if pickup == 0 and delivery == 0:
+        raise InstanceFormatError(f"{where} is neither a pickup nor a delivery (0 0)")
+    if pickup and delivery:
+        raise InstanceFormatError(f"{where} is both a delivery (of {pickup:g}) and a pickup "
+                                  f"(for {delivery:g})")
+    if pickup:  # a delivery: its pickup must name it back
+        partner = int(pickup)
+        back = table[partner - 1, 1]
+        if back != node:
+            raise InstanceFormatError(
+                f"{where}: delivery without its pickup: node {partner} "
+                + (f"delivers to {back:g}" if back else "is not a pickup"))
+    else:
+        partner = int(delivery)
+        back = table[partner - 1, 0]
+        if back != node:
+            raise InstanceFormatError(
+                f"{where}: pickup without its delivery: node {partner} "
+                + (f"is the delivery of {back:g}" if back else "is not a delivery"))
+    raise InstanceFormatError(
+        f"{where}: routecli needs pickups 2..{r + 1} and delivery k + {r} for pickup k "
+        f"(node {node} is paired with {partner})")
