@@ -23,9 +23,7 @@ from routecli.errors import InstanceFormatError, excerpt
 # long, so bounding values by 2^53 / (6 n) keeps every distance and every sum of them exact in
 # float64 and far inside int64 (what PyVRP rounds to); 1e9 satisfies that up to 1.5 million nodes.
 MAX_MAGNITUDE = 1e9
-
-
-EXACT = "so costs, loads and times stay exact in float64/int64"
+EXACT = "so costs, loads and times stay exact in float64/int64"  # the reason, in error messages
 
 
 def magnitude_bound(n: int) -> float:
