@@ -172,16 +172,18 @@ class CrossRoutePE(PositionalEncoding):
 
 
 class HierarchicalPE(PositionalEncoding):
-    """IPE+XPE: ``[IPE(v) || XPE(v)]``, each of width ``dim``. ``[B, S, 2 D]``."""
+    """IPE+XPE: ``[IPE(v) || XPE(v)]``, each of width ``dim``. ``[B, S, 2 D]``.
+    ``xpe_aggregate`` other than ``node`` gives Table 11's per-route XPE beside IPE."""
 
     kind = "node"
 
     def __init__(self, dim: int, num_heads: int = 1, direction_aware: bool = True,
-                 schedule: str = "integer", amplitude: str | None = None, xpe_k: int = 4):
+                 schedule: str = "integer", amplitude: str | None = None, xpe_k: int = 4,
+                 xpe_aggregate: str = "node"):
         super().__init__(2 * dim, num_heads)
         self.ipe = InRoutePE(dim, direction_aware=direction_aware, schedule=schedule,
                              amplitude=amplitude)
-        self.xpe = CrossRoutePE(dim, k=xpe_k)
+        self.xpe = CrossRoutePE(dim, k=xpe_k, aggregate=xpe_aggregate)
 
     def forward(self, batch: RouteBatch) -> torch.Tensor:
         return torch.cat([self.ipe(batch), self.xpe(batch)], dim=-1)

@@ -6,7 +6,7 @@ import torch
 from scipy.stats import spearmanr
 
 from routecli.pe import get_pe
-from routecli.pe.routing import route_angles
+from routecli.pe.routing import CrossRoutePE, InRoutePE, route_angles
 
 from .conftest import reverse_walk
 
@@ -129,3 +129,11 @@ def test_per_route_xpe_angles(multi_route, how):
     out = get_pe(f"xpe_{how}", 8)(batch)
     first = routes[1][0]
     assert torch.allclose(out[1, first], out[1, first[:1]].expand(len(first), -1))
+
+
+def test_hierarchical_pe_takes_a_per_route_xpe(multi_route):
+    batch = multi_route[0]
+    pe = get_pe("ipe_inv_xpe", 8, xpe_aggregate="circular")
+    expected = torch.cat([InRoutePE(8, direction_aware=False)(batch),
+                          CrossRoutePE(8, aggregate="circular")(batch)], -1)
+    assert torch.allclose(pe(batch), expected)

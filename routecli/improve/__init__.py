@@ -1,0 +1,11 @@
+"""Learned improvement search for the PE paper's controlled comparison (Layer 1 and 3).
+
+- :mod:`routecli.improve.moves`: 2-opt / relocate / exchange on giant tours with capacity and
+  precedence masks, and N2S's PDTSP pair removal-reinsertion.
+- :mod:`routecli.improve.env`: instances, tours, what a policy observes, DACT's reward.
+- :mod:`routecli.improve.model`: the DACT-style dual-aspect backbone, any ``routecli.pe`` PE.
+- :mod:`routecli.improve.n2s`: N2S for PDTSP (synthesis attention, removal and reinsertion
+  decoders), any PE.
+- :mod:`routecli.improve.train`: PPO with n-step returns (DACT/N2S), rollouts and evaluation.
+- :mod:`routecli.improve.compare`: the controlled comparison behind ``routecli compare-pe``.
+"""

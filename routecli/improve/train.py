@@ -1,0 +1,239 @@
+"""PPO with n-step returns for the improvement policies (DACT and N2S recipes), rollouts and the
+step-budget evaluation.
+
+Per training batch (DACT / N2S): fresh instances from :mod:`routecli.generate` start from random
+feasible tours; a curriculum first improves them with the current policy (``curriculum`` steps
+at the last epoch, ramped linearly from 0; DACT's ramp is logistic) and restarts from the best
+tours found; then ``t_train`` steps are taken in segments of ``n_step``. After each segment the
+policy and the critic are updated ``k_epochs`` times on it::
+
+    R_t = r_t + gamma r_{t+1} + ... + gamma^{n-1} r_{t+n-1} + gamma^n V(s_{t+n})   (n-step return)
+    A_t = R_t - V(s_t)                                                            (advantage)
+    L   = -mean(min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps) A_t)) + L_V            (clipped PPO)
+
+with ``rho_t = pi(a_t | s_t) / pi_old(a_t | s_t)``; ``L_V`` is the squared error to ``R_t`` in
+the first update and the clipped value loss afterwards. The first update reuses the sampling
+pass; later ones re-score the stored actions. Actor and critic have their own learning rates,
+gradient norms are clipped per group, and both learning rates decay by ``lr_decay`` per epoch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from routecli import generate
+from routecli.improve.env import Env, Instances, Observation, initial_orders, make_instances
+from routecli.improve.model import Decision
+from routecli.improve.moves import OPERATORS
+from routecli.problems.geometry import augment8
+
+
+class Policy(Protocol):
+    kind: str
+
+    def __call__(self, obs: Observation, action: Tensor | None = None,
+                 generator: torch.Generator | None = None) -> Decision: ...
+
+    def parameters(self) -> Any: ...
+
+    def named_parameters(self) -> Any: ...
+
+    def train(self, mode: bool = True) -> Any: ...
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """Training budget and schedule. Defaults are DACT's published recipe (CVRP-20: 200 epochs
+    of 20 batches of 600 instances, 200 steps each); the CPU protocol scales the budget."""
+
+    epochs: int = 200
+    batches: int = 20
+    batch_size: int = 600
+    t_train: int = 200
+    n_step: int = 4
+    k_epochs: int = 3
+    eps_clip: float = 0.1
+    gamma: float = 0.999
+    lr_actor: float = 1e-4
+    lr_critic: float = 3e-5
+    lr_decay: float = 0.985
+    max_grad_norm: float = 0.04
+    curriculum: int = 50
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def problem_nodes(problem: str, size: int) -> int:
+    """The generator's ``n`` for a problem size as the papers name it: CVRP-N has N customers,
+    PDTSP-N has N nodes with the depot (PDTSP-21: 10 requests)."""
+    if problem == "pdtsp":
+        if size < 3 or size % 2 == 0:
+            raise ValueError(f"PDTSP-{size}: the size counts the depot and the pickup-delivery "
+                             "pairs, so it is odd and at least 3")
+        return size - 1
+    return size
+
+
+def generate_instances(problem: str, size: int, num: int, seed: int) -> dict[str, np.ndarray]:
+    """A :mod:`routecli.generate` batch (CVRP capacity by the PE paper's Appendix F rule)."""
+    n = problem_nodes(problem, size)
+    if problem == "cvrp":
+        return generate.cvrp(num, n, seed, capacity=None)
+    if problem == "pdtsp":
+        return generate.pdtsp(num, n, seed)
+    raise ValueError(f"the improvement backbone solves cvrp and pdtsp, not {problem!r}")
+
+
+def data_seed(*parts: int) -> int:
+    """A generator seed derived from ``parts`` (run seed, epoch, batch)."""
+    return int(np.random.SeedSequence(list(parts)).generate_state(1)[0])
+
+
+# --------------------------------------------------------------------------------------------
+# the PPO objective
+
+
+def n_step_returns(rewards: Tensor, bootstrap: Tensor, gamma: float) -> Tensor:
+    """``R_t`` for rewards ``[n, B]`` and the value of the state after them ``[B]``. ``[n, B]``."""
+    out = torch.empty_like(rewards)
+    ret = bootstrap
+    for t in range(rewards.shape[0] - 1, -1, -1):
+        ret = rewards[t] + gamma * ret
+        out[t] = ret
+    return out
+
+
+def ppo_losses(log_prob: Tensor, old_log_prob: Tensor, value: Tensor, returns: Tensor,
+               eps: float, old_value: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Clipped surrogate policy loss and value loss (module docstring); any equal shapes.
+    ``old_value`` given: the value loss is clipped around it."""
+    advantage = returns - value.detach()
+    ratio = torch.exp(log_prob - old_log_prob.detach())
+    surrogate = torch.min(ratio * advantage, ratio.clamp(1 - eps, 1 + eps) * advantage)
+    if old_value is None:
+        value_loss = ((value - returns) ** 2).mean()
+    else:
+        clipped = old_value + (value - old_value).clamp(-eps, eps)
+        value_loss = torch.max((value - returns) ** 2, (clipped - returns) ** 2).mean()
+    return -surrogate.mean(), value_loss
+
+
+def make_optimizer(model: Policy, cfg: PPOConfig) -> torch.optim.Adam:
+    """Adam with the actor and the critic (parameters named ``critic.*``) as two groups."""
+    actor = [p for n, p in model.named_parameters() if not n.startswith("critic.")]
+    critic = [p for n, p in model.named_parameters() if n.startswith("critic.")]
+    return torch.optim.Adam([{"params": actor, "lr": cfg.lr_actor},
+                             {"params": critic, "lr": cfg.lr_critic}])
+
+
+def ppo_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
+                optimizer: torch.optim.Optimizer, generator: torch.Generator) -> dict[str, float]:
+    """Take ``steps`` moves in ``env`` and update on them ``k_epochs`` times."""
+    states: list[Observation] = []
+    decisions: list[Decision] = []
+    rewards: list[Tensor] = []
+    for _ in range(steps):
+        obs = env.observe()
+        decision = model(obs, generator=generator)
+        rewards.append(env.step(decision.action))
+        states.append(obs)
+        decisions.append(decision)
+    with torch.no_grad():
+        bootstrap = model(env.observe(), generator=generator).value
+    returns = n_step_returns(torch.stack(rewards), bootstrap, cfg.gamma)  # [n, B]
+    old_log_prob = torch.stack([d.log_prob for d in decisions]).detach()
+    old_value: Tensor | None = None
+    stats: dict[str, float] = {}
+    for k in range(cfg.k_epochs):
+        if k:
+            decisions = [model(s, action=d.action) for s, d in zip(states, decisions, strict=True)]
+        log_prob = torch.stack([d.log_prob for d in decisions])
+        value = torch.stack([d.value for d in decisions])
+        policy_loss, value_loss = ppo_losses(log_prob, old_log_prob, value, returns,
+                                             cfg.eps_clip, old_value)
+        old_value = value.detach() if old_value is None else old_value
+        optimizer.zero_grad()
+        (policy_loss + value_loss).backward()
+        for group in optimizer.param_groups:
+            nn.utils.clip_grad_norm_(group["params"], cfg.max_grad_norm)
+        optimizer.step()
+        stats = {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
+                 "entropy": torch.stack([d.entropy for d in decisions]).mean().item()}
+    return stats
+
+
+# --------------------------------------------------------------------------------------------
+# rollouts, training, evaluation
+
+
+def make_env(model: Policy, data: Instances, order: Tensor, operators: tuple[str, ...]) -> Env:
+    return Env(data, order, kind=model.kind, operators=operators, window=data.slots - 1)
+
+
+@torch.no_grad()
+def rollout(model: Policy, env: Env, steps: int, generator: torch.Generator) -> None:
+    """``steps`` sampled moves of ``model`` in ``env`` (best tours kept by the env)."""
+    for _ in range(steps):
+        env.step(model(env.observe(), generator=generator).action)
+
+
+def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
+          operators: tuple[str, ...] = OPERATORS,
+          log: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """Train ``model`` in place on generated instances (data and sampling seeded by ``seed``)."""
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = make_optimizer(model, cfg)
+    schedule = torch.optim.lr_scheduler.ExponentialLR(optimizer, cfg.lr_decay)
+    started = time.perf_counter()
+    for epoch in range(cfg.epochs):
+        warm = round(cfg.curriculum * epoch / max(cfg.epochs - 1, 1))
+        for b in range(cfg.batches):
+            data = make_instances(problem, generate_instances(
+                problem, size, cfg.batch_size, data_seed(seed, epoch, b)))
+            env = make_env(model, data, initial_orders(data, generator), operators)
+            if warm:
+                model.train(False)
+                rollout(model, env, warm, generator)
+                env = make_env(model, data, env.best_order, operators)
+            model.train(True)
+            initial = float(env.cost.mean())
+            stats: dict[str, float] = {}
+            for t in range(0, cfg.t_train, cfg.n_step):
+                stats = ppo_segment(model, env, min(cfg.n_step, cfg.t_train - t), cfg, optimizer,
+                                    generator)
+            if log is not None:
+                log({"epoch": epoch, "batch": b, "initial": initial,
+                     "best": float(env.best.mean()), "seconds": time.perf_counter() - started,
+                     **stats})
+        schedule.step()
+    model.train(False)
+
+
+@torch.no_grad()
+def evaluate(model: Policy, problem: str, batch: dict[str, np.ndarray], steps: int, seed: int,
+             augment: int = 1, operators: tuple[str, ...] = OPERATORS) -> tuple[Tensor, Tensor]:
+    """Improve every instance of ``batch`` for ``steps`` sampled moves from the same seeded
+    random tour, on ``augment`` (1..8) symmetric images at once; the best over the images.
+    Returns best costs ``[B]`` and best giant tours ``[B, V]`` (slot layout of
+    :func:`make_instances`)."""
+    if not 1 <= augment <= 8:
+        raise ValueError(f"augment must be 1..8 images, got {augment}")
+    model.train(False)
+    data = make_instances(problem, batch)
+    num = data.size
+    order = initial_orders(data, torch.Generator().manual_seed(seed))
+    images = augment8(data.coords)[:augment].reshape(augment * num, data.slots, 2)
+    repeated = data.index(torch.arange(num).repeat(augment)).with_coords(images)
+    env = make_env(model, repeated, order.repeat(augment, 1), operators)
+    rollout(model, env, steps, torch.Generator().manual_seed(seed))
+    best, image = env.best.view(augment, num).min(0)
+    rows = image * num + torch.arange(num)
+    return best, env.best_order[rows]
