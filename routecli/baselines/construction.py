@@ -3,7 +3,8 @@
 From the depot (node 0; TSP starts at node 0 too) the vehicle always moves to the nearest
 unvisited node it may feasibly serve next; when none fits (capacity, time window) it returns
 to the depot and starts a new route. PDTSP lets a delivery be chosen only after its pickup.
-PCVRP serves every customer (all prizes collected), which is always feasible.
+PCVRP serves every customer (all prizes collected), which is always feasible. On a knapsack,
+the same sanity role is played by the value/weight greedy of :mod:`routecli.baselines.knapsack`.
 Distances are Euclidean on the coordinates (or the explicit matrix); costs are then
 recomputed by the instance under its own rule.
 """
@@ -15,12 +16,15 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from routecli.baselines.knapsack import greedy_selection
 from routecli.problems import (
     CVRPInstance,
     Instance,
+    KPInstance,
     PCVRPInstance,
     PDTSPInstance,
     Routes,
+    Selection,
     Solution,
     Tour,
     TSPInstance,
@@ -103,11 +107,13 @@ def _split_routes(path: np.ndarray) -> Routes:
 
 class NearestNeighbour:
     name = "nn"
-    problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp")
+    problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp", "kp")
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
               progress: ProgressFn | None = None) -> Solution:
-        metric = instance.metric  # type: ignore[union-attr]
+        if isinstance(instance, KPInstance):
+            return Selection(greedy_selection(instance.weights, instance.values, instance.capacity))
+        metric = instance.metric
         n = metric.size
         empty = np.zeros(0)
         xy = np.zeros((0, 2)) if metric.coords is None else np.asarray(metric.coords, np.float64)

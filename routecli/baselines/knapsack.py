@@ -1,0 +1,88 @@
+"""Knapsack references: the exact optimum (``--model exact``, a 0-1 integer program solved by
+HiGHS through ``scipy.optimize.milp``) and the value/weight greedy that ``--model nn`` runs on
+a knapsack (items by decreasing value per unit weight, each taken when it still fits).
+
+HiGHS stops at a relative MIP gap of 1e-4 by default; the program here asks for a gap of 0, so
+the value is the optimum (up to HiGHS's feasibility tolerance, checked after rounding: a
+selection that overshoots the capacity by round-off is solved again with the capacity lowered
+by that tolerance).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from routecli.errors import OptionError
+from routecli.problems import Instance, KPInstance, Selection
+from routecli.solvers import ProgressFn, Stop
+
+FEASIBILITY = 1e-7  # HiGHS's primal feasibility tolerance
+
+
+def greedy_selection(weights: np.ndarray, values: np.ndarray, capacity: float) -> np.ndarray:
+    """Item ids taken by the value/weight greedy, in the order taken. ``[k]``."""
+    order = np.lexsort((np.arange(len(weights)), -values / weights))  # ties: lower id first
+    taken = []
+    room = float(capacity)
+    for i in order:
+        if weights[i] <= room:
+            taken.append(int(i))
+            room -= float(weights[i])
+    return np.asarray(taken, np.int64)
+
+
+def optimum(weights: np.ndarray, values: np.ndarray, capacity: float,
+            seconds: float | None = None) -> tuple[np.ndarray, bool]:
+    """An optimal selection (item ids) and whether HiGHS proved it optimal (False when
+    ``seconds`` ran out first: then the best selection found)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    n = len(weights)
+    options: dict = {"mip_rel_gap": 0.0}
+    if seconds is not None:
+        options["time_limit"] = max(seconds, 1e-3)
+    bound = float(capacity)
+    for _ in range(2):
+        result = milp(-np.asarray(values, np.float64), integrality=np.ones(n),
+                      bounds=Bounds(0, 1),
+                      constraints=LinearConstraint(np.asarray(weights, np.float64)[None], -np.inf,
+                                                   bound),
+                      options=options)
+        if result.x is None:
+            raise OptionError(f"HiGHS found no knapsack solution ({result.message})")
+        chosen = np.flatnonzero(np.rint(result.x) > 0)
+        if weights[chosen].sum() <= capacity + 1e-9:
+            return chosen, result.status == 0
+        bound = capacity - FEASIBILITY
+    raise OptionError("HiGHS returned selections over the capacity twice")
+
+
+class ExactKnapsack:
+    name = "exact"
+    problems = ("kp",)
+
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+              progress: ProgressFn | None = None) -> Selection:
+        if not isinstance(instance, KPInstance):
+            raise OptionError(f"exact solves knapsacks, not {instance.problem.upper()}")
+        if stop.iterations is not None:
+            raise OptionError("exact takes a time limit, not an iteration limit")
+        started = time.perf_counter()
+        chosen, _ = optimum(instance.weights, instance.values, instance.capacity, stop.seconds)
+        if progress is not None:
+            from routecli.solvers import Progress
+
+            progress(Progress(time.perf_counter() - started, share=1.0))
+        return Selection(chosen)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The exact knapsack solver has no settings (``--time-limit`` caps HiGHS)."""
+
+
+def make(settings: Settings) -> ExactKnapsack:
+    return ExactKnapsack()
