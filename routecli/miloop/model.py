@@ -12,6 +12,14 @@ per node id is carried through the rollout:
    context and output AAFM of Eq. 13-16), then write the updated rows back by node id in
    first (depot), current, candidate order: later writes win (Appendix B.1.2).
 
+PDTSP (Appendix B.2, B.4.4): the rows are embedded by node kind (Eq. 18; a pickup together
+with its delivery), a pickup row's fusion adds its delivery's memory and embedding (Eq. 19),
+and the distance bias uses gamma_t = 1 in training and max(1, log_100 |A_t|) at inference.
+KP (Appendix B.3, B.4.5, :meth:`MiLoop.kp_step`): no first/current rows; items are embedded from
+their value density and relative weight (Eq. 23), fused and gated with one matrix each
+(Eq. 24-25), attend through the value-density bias of Eq. 30, and are scored by a linear head
+(Eq. 26).
+
 Ablations (Tables 4-5): ``fusion=False`` skips step 2, ``gated=False`` replaces the memory by
 the new representation, ``memory=False`` is a plain dynamic embedding (no memory at all).
 """
@@ -27,7 +35,8 @@ import torch
 from torch import Tensor, nn
 from torch.utils.checkpoint import checkpoint
 
-from routecli.envs import CVRPEnv, Observation, TSPEnv
+from routecli.envs import CVRPEnv, ItemObservation, KPEnv, Observation, PairObservation, PDTSPEnv, TSPEnv
+from routecli.envs.pdtsp import PICKUP
 from routecli.nn import AAFMBlock, aafm, pairwise_distance, scale_distance_bias
 from routecli.train import checkpoint as ckpt
 
@@ -38,7 +47,7 @@ PROGRESS_EVERY = 256  # rollout steps between progress callbacks
 class MiLoopConfig:
     """Architecture; the defaults are the paper's (Table 7)."""
 
-    problem: str = "tsp"  # tsp | cvrp
+    problem: str = "tsp"  # tsp | cvrp | pdtsp | kp
     dim: int = 128
     layers: int = 3
     ff_dim: int = 512
@@ -51,23 +60,40 @@ class MiLoopConfig:
         return asdict(self)
 
 
+PROBLEMS = ("tsp", "cvrp", "pdtsp", "kp")
+
+
 class MiLoop(nn.Module):
-    """The MiLoop policy for TSP or CVRP. Call :meth:`step` once per construction step."""
+    """The MiLoop policy for one problem. Call :meth:`step` once per construction step."""
 
     def __init__(self, config: MiLoopConfig):
         super().__init__()
-        if config.problem not in ("tsp", "cvrp"):
-            raise ValueError(f"MiLoop here solves tsp and cvrp, not {config.problem!r}")
+        if config.problem not in PROBLEMS:
+            raise ValueError(f"MiLoop solves {', '.join(PROBLEMS)}, not {config.problem!r}")
         self.config = config
         d = config.dim
-        # theta_init: shared projection of the node features, role projections (Section 3.1)
-        self.embed = nn.Linear(2 if config.problem == "tsp" else 3, d)
+        if config.problem == "kp":
+            self.embed = nn.Linear(2, d)  # [v_i / w_i, w_i / c_t] (Eq. 23)
+            self.fuse_cand = nn.Linear(2 * d, d, bias=False)  # Eq. 24
+            self.blocks = nn.ModuleList(AAFMBlock(d, config.ff_dim) for _ in range(config.layers))
+            self.gate_cand = nn.Linear(2 * d, d)  # Eq. 25
+            self.out = nn.Linear(d, 1)  # Eq. 26
+            return
+        # theta_init: shared projection of the node features, role projections (Section 3.1);
+        # PDTSP: this one embeds deliveries (and a pickup's delivery), Eq. 18
+        self.embed = nn.Linear(3 if config.problem == "cvrp" else 2, d)
+        if config.problem == "pdtsp":
+            self.embed_depot = nn.Linear(2, d)
+            self.embed_pickup = nn.Linear(4, d)  # [x_i || x_{i+n/2}]
         self.role_first = nn.Linear(d, d, bias=False)
         self.role_last = nn.Linear(d, d, bias=False)
         # theta_fusion: [memory || embedding] -> d, one matrix per role (Eq. 4)
         self.fuse_first = nn.Linear(2 * d, d, bias=False)
         self.fuse_last = nn.Linear(2 * d, d, bias=False)
         self.fuse_cand = nn.Linear(2 * d, d, bias=False)
+        if config.problem == "pdtsp":  # W^{r,pickup} of Eq. 19; the three above act as W^{r,delivery}
+            self.fuse_last_pickup = nn.Linear(2 * d, d, bias=False)
+            self.fuse_cand_pickup = nn.Linear(2 * d, d, bias=False)
         # theta_attn
         self.blocks = nn.ModuleList(AAFMBlock(d, config.ff_dim) for _ in range(config.layers))
         # theta_update: role-specific gates (Eq. 6)
@@ -90,23 +116,29 @@ class MiLoop(nn.Module):
         """Zero memory ``[B, N+1, D]``: one row per node id plus a spare row for padding."""
         return torch.zeros(batch, num_nodes + 1, self.config.dim, device=device)
 
-    def step(self, obs: Observation, memory: Tensor, first_call: bool) -> tuple[Tensor, Tensor]:
+    def step(self, obs: Observation | ItemObservation, memory: Tensor,
+             first_call: bool) -> tuple[Tensor, Tensor]:
         """One construction step. Returns masked logits ``[B, K]`` (-inf = infeasible) and
         the memory ``[B, N+1, D]`` after the write-back."""
+        if isinstance(obs, ItemObservation):
+            return self.kp_step(obs, memory, first_call)
         cfg = self.config
         batch = torch.arange(obs.nodes.shape[0], device=obs.nodes.device)[:, None]  # [B, 1]
 
-        # 1. initial embedding of [first, current, candidates]
-        h0 = self.embed(obs.features)  # [B, R, D]
+        # 1. initial embedding of [first, current, candidates] (PDTSP: by node kind, Eq. 18)
+        if isinstance(obs, PairObservation):
+            h0, partner_h0 = self.pair_embedding(obs)  # [B, R, D] each
+        else:
+            h0, partner_h0 = self.embed(obs.features), None  # [B, R, D]
         h0 = torch.cat([self.role_first(h0[:, :1]), self.role_last(h0[:, 1:2]), h0[:, 2:]], 1)
 
         # 2. memory fusion (Eq. 4). At the first call the embeddings are the input; the
-        # memory they are gated against is the embedding itself for TSP (Algorithm 1, line 14)
-        # and zero for CVRP (Appendix B.1.2).
+        # memory they are gated against is the embedding itself for TSP and PDTSP (Algorithm 1,
+        # line 14; Appendix B.2.2) and zero for CVRP (Appendix B.1.2).
         if not cfg.memory:
             recalled = None
         elif first_call:
-            recalled = h0 if cfg.problem == "tsp" else torch.zeros_like(h0)
+            recalled = torch.zeros_like(h0) if cfg.problem == "cvrp" else h0
         else:
             recalled = memory[batch, obs.nodes]  # [B, R, D]
         if recalled is not None and cfg.fusion and not first_call:
@@ -115,13 +147,16 @@ class MiLoop(nn.Module):
                 self.fuse_last(torch.cat([recalled[:, 1:2], h0[:, 1:2]], -1)),
                 self.fuse_cand(torch.cat([recalled[:, 2:], h0[:, 2:]], -1)),
             ], 1)  # [B, R, D]
+            if isinstance(obs, PairObservation) and partner_h0 is not None:
+                h = self.pair_fusion(obs, memory, recalled, h0, partner_h0, h)
         else:
             h = h0
 
-        # 3. attention layers with the scale-distance bias (Eq. 29); gamma_t only for TSP
+        # 3. attention layers with the scale-distance bias (Eq. 29): gamma_t for TSP, and for
+        # PDTSP at inference only (Appendix B.4.4)
         distance = pairwise_distance(obs.coords)  # [B, R, R]
         gamma: Tensor | float
-        if cfg.problem == "tsp":
+        if cfg.problem == "tsp" or (cfg.problem == "pdtsp" and not self.training):
             gamma = (torch.log(obs.num_candidates.float().clamp_min(1.0)) / math.log(100.0))
             gamma = gamma.clamp_min(1.0)  # [B] max{1, log_100 |A_t|}
         else:
@@ -151,6 +186,60 @@ class MiLoop(nn.Module):
         logits = cfg.clip * torch.tanh(scores.float())
         return logits.masked_fill(~obs.feasible, float("-inf")), memory
 
+    def pair_embedding(self, obs: PairObservation) -> tuple[Tensor, Tensor]:
+        """Eq. 18: depot, pickup ([x_i || x_{i+n/2}]) and delivery projections, chosen by each
+        row's node kind, and each row's delivery-partner embedding (used on pickup rows)."""
+        assert obs.kind is not None
+        xy, partner_xy = obs.features[..., :2], obs.features[..., 2:]  # [B, R, 2] each
+        kind = obs.kind[..., None]  # [B, R, 1]
+        h0 = torch.where(kind == PICKUP, self.embed_pickup(obs.features), self.embed(xy))
+        h0 = torch.where(kind == 0, self.embed_depot(xy), h0)  # [B, R, D]
+        return h0, self.embed(partner_xy)
+
+    def pair_fusion(self, obs: PairObservation, memory: Tensor, recalled: Tensor, h0: Tensor,
+                    partner_h0: Tensor, h: Tensor) -> Tensor:
+        """Eq. 19 on the pickup rows (current and unvisited roles):
+        ``[m_i || h_i] W^{r,pickup} + [m_{i+n/2} || h_{i+n/2}] W^{r,delivery}``; the partner's
+        embedding gets the row's role projection (W_last for the current pickup)."""
+        assert obs.kind is not None and obs.partner is not None
+        batch = torch.arange(obs.nodes.shape[0], device=obs.nodes.device)[:, None]
+        partner_m = memory[batch, obs.partner]  # [B, R, D] (spare row where no partner)
+        partner_h = torch.cat([self.role_last(partner_h0[:, 1:2]), partner_h0[:, 2:]], 1)
+        own = torch.cat([recalled[:, 1:], h0[:, 1:]], -1)  # [B, R-1, 2D]
+        pair = torch.cat([partner_m[:, 1:], partner_h], -1)  # [B, R-1, 2D]
+        pickup_rows = torch.cat([
+            self.fuse_last_pickup(own[:, :1]) + self.fuse_last(pair[:, :1]),
+            self.fuse_cand_pickup(own[:, 1:]) + self.fuse_cand(pair[:, 1:]),
+        ], 1)  # [B, R-1, D]
+        is_pickup = (obs.kind[:, 1:] == PICKUP)[..., None]
+        return torch.cat([h[:, :1], torch.where(is_pickup, pickup_rows, h[:, 1:])], 1)
+
+    def kp_step(self, obs: ItemObservation, memory: Tensor,
+                first_call: bool) -> tuple[Tensor, Tensor]:
+        """One knapsack step over the K candidate items (Appendix B.3.2)."""
+        cfg = self.config
+        batch = torch.arange(obs.nodes.shape[0], device=obs.nodes.device)[:, None]  # [B, 1]
+        h0 = self.embed(obs.features)  # [B, K, D] (Eq. 23)
+        recalled = None if not cfg.memory else h0 if first_call else memory[batch, obs.nodes]
+        if recalled is not None and cfg.fusion and not first_call:
+            h = self.fuse_cand(torch.cat([recalled, h0], -1))  # Eq. 24
+        else:
+            h = h0
+        unit_bias, excluded = density_bias(obs.values, obs.weights, obs.valid, obs.num_candidates)
+        for block in self.blocks:
+            h = block(h, unit_bias, excluded, obs.valid)  # [B, K, D]
+        if recalled is not None and cfg.gated:
+            gate = torch.sigmoid(self.gate_cand(torch.cat([recalled, h], -1)))  # Eq. 25
+            updated = (1 - gate) * recalled + gate * h
+        else:
+            updated = h
+        if cfg.memory:  # padding rows carry the spare id N
+            rows = (batch.expand_as(obs.nodes), obs.nodes)
+            memory = (memory.index_put(rows, updated.to(memory.dtype)) if torch.is_grad_enabled()
+                      else memory.index_put_(rows, updated.to(memory.dtype)))
+        logits = self.out(updated).squeeze(-1).float()  # [B, K] (Eq. 26)
+        return logits.masked_fill(~obs.feasible, float("-inf")), memory
+
     def capacity_context(self, query: Tensor, obs: Observation, m_cand: Tensor,
                          distance: Tensor) -> Tensor:
         """Eq. 13-15: condition the context on the remaining capacity c_t, then let it read the
@@ -166,6 +255,23 @@ class MiLoop(nn.Module):
         read = aafm(self.out_q(query)[:, None], self.out_k(m_cand), self.out_v(m_cand),
                     bias[:, None], cand_valid).squeeze(1).to(query.dtype)  # [B, D]
         return query + read
+
+
+def density_bias(values: Tensor, weights: Tensor, valid: Tensor,
+                 num_candidates: Tensor) -> tuple[Tensor, Tensor]:
+    """The unit-coefficient KP bias of Eq. 30 and the excluded pairs, as
+    :func:`~routecli.nn.aafm.scale_distance_bias` returns them.
+
+    ``rho_ij = (v_i + v_j) / (w_i + w_j)``, ``rho_i^max`` its maximum over the other valid
+    items, bias ``-log2|A_t| (1 - rho_ij / rho_i^max)`` (in ``(-log2|A_t|, 0]``). values,
+    weights, valid ``[B, K]``; num_candidates ``[B]``; returns ``[B, K, K]`` twice.
+    """
+    rho = (values[:, :, None] + values[:, None, :]) / (weights[:, :, None] + weights[:, None, :])
+    eye = torch.eye(values.shape[1], dtype=torch.bool, device=values.device)
+    excluded = eye[None] | ~valid[:, None, :] | ~valid[:, :, None]  # [B, K, K]
+    rho_max = rho.masked_fill(excluded, 0.0).amax(-1, keepdim=True).clamp_min(1e-12)
+    scale = torch.log2(num_candidates.float().clamp_min(1.0))[:, None, None]
+    return -scale * (1 - rho / rho_max).masked_fill(excluded, 0.0), excluded
 
 
 def write_memory(memory: Tensor, nodes: Tensor, rows: Tensor) -> Tensor:
@@ -196,28 +302,29 @@ class Rollout:
     cost: Tensor  # [B] objective
 
 
-def rollout(model: MiLoop, env: TSPEnv | CVRPEnv, decode: str = "sample",
+def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str = "sample",
             first_action: Tensor | None = None, generator: torch.Generator | None = None,
             recompute: bool = False, replay: Tensor | None = None,
             progress: Callable[[int], None] | None = None) -> Rollout:
     """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
 
-    decode: ``sample`` or ``greedy``. first_action ``[B]`` forces the first decision (CVRP
-    multi-start: the first customer); forced decisions and no-ops of finished instances do not
-    enter the log-probability. recompute: keep only each step's inputs for backward and rerun
-    the step then (activation checkpointing): memory O(steps x N x D) instead of
-    O(steps x N x FF x layers), for about a third more compute. replay ``[B, T]``: follow
-    these node sequences (as returned in :attr:`Rollout.actions`) instead of choosing, to
-    recompute their log-probabilities under the current parameters. progress(t) is called
-    every :data:`PROGRESS_EVERY` steps with the number of decisions made.
+    decode: ``sample`` or ``greedy``. first_action ``[B]`` forces the first decision (CVRP,
+    PDTSP and KP multi-start: the first customer, pickup or item); forced decisions and no-ops
+    of finished instances do not enter the log-probability. recompute: keep only each step's
+    inputs for backward and rerun the step then (activation checkpointing): memory
+    O(steps x N x D) instead of O(steps x N x FF x layers), for about a third more compute.
+    replay ``[B, T]``: follow these node sequences (as returned in :attr:`Rollout.actions`)
+    instead of choosing, to recompute their log-probabilities under the current parameters.
+    progress(t) is called every :data:`PROGRESS_EVERY` steps with the number of decisions made.
     """
     if decode not in ("sample", "greedy"):
         raise ValueError(f"decode must be sample or greedy, not {decode!r}")
-    device = env.locs.device
+    device = env.done.device
     memory = model.new_memory(env.batch, env.num_nodes, device)
     log_prob = torch.zeros(env.batch, device=device)
     first_call = True
-    t = 1  # index of the next decision in the returned action sequence
+    t = 0 if isinstance(env, KPEnv) else 1  # next decision's index in Rollout.actions (a
+    # routing sequence starts with its starting node, a knapsack's with its first item)
     while True:
         done = env.done
         if bool(done.all()):
@@ -228,12 +335,13 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv, decode: str = "sample",
         else:
             logits, memory = model.step(obs, memory, first_call)
         log_p = torch.log_softmax(logits, -1)  # [B, K]
+        cand = obs.nodes[:, obs.nodes.shape[1] - logits.shape[1]:]  # [B, K] (after first, current)
         if replay is not None:
             target = replay[:, t] if t < replay.shape[1] else torch.zeros_like(done, dtype=torch.long)
-            choice = (obs.nodes[:, 2:] == target[:, None]).float().argmax(1)
+            choice = (cand == target[:, None]).float().argmax(1)
             counted = ~done & (not (first_call and first_action is not None))
         elif first_call and first_action is not None:
-            choice = (obs.nodes[:, 2:] == first_action[:, None]).float().argmax(1)
+            choice = (cand == first_action[:, None]).float().argmax(1)
             counted = torch.zeros_like(done)
         else:
             if decode == "greedy":
@@ -243,7 +351,7 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv, decode: str = "sample",
             counted = ~done
         picked = log_p.gather(1, choice[:, None]).squeeze(1)
         log_prob = log_prob + torch.where(counted, picked, torch.zeros_like(picked))
-        env.step(obs.nodes[:, 2:].gather(1, choice[:, None]).squeeze(1))
+        env.step(cand.gather(1, choice[:, None]).squeeze(1))
         first_call = False
         t += 1
         if progress is not None and t % PROGRESS_EVERY == 0:
