@@ -7,12 +7,18 @@
 
 Prints one table row per run (and appends it as JSON to --out): mean objective, mean gap (%)
 to the references, seconds per instance, and the nearest-neighbour gap on the same instances.
-References are PyVRP (HGS) solutions with --ref-time seconds each, cached on disk.
+References are PyVRP solutions on the deterministic budget of
+``routecli.baselines.reference.reference_budget`` (iteration counts, fixed seed: the same on a
+busy machine as on a quiet one), cached on disk; the row records their settings. Before the
+model runs, the first --check-refs instances are solved again with the budget doubled, and a
+stored reference worse than that by more than 0.2% is reported as a warning.
 
 Long runs (M = 100 x8 takes minutes per instance on a CPU) can be spread over several
 sessions with ``--per-instance FILE.csv``: instances are decoded one block at a time, each
-finished one is appended to the file, and a rerun skips those already there (rows of another
-checkpoint, told apart by its SHA-256, are refused). The file is re-read before each block, so a
+finished one is appended to the file, and a rerun skips those already there (rows of other
+weights, told apart by the SHA-256 of the checkpoint's tensors, are refused). The summary
+compares the stored model costs with the references of this run, so a file decoded against
+older references gives the current gaps without decoding again. The file is re-read before each block, so a
 second process started with ``--reverse`` on the same file works from the other end and the two
 meet in the middle (two cores, half the wall time; the instance where they meet may be decoded
 twice). A process that finds all instances in the file prints the summary row.
@@ -22,9 +28,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,11 +38,16 @@ import torch
 
 from routecli import generate
 from routecli.baselines.construction import NearestNeighbour
-from routecli.baselines.reference import reference_solutions
+from routecli.baselines.reference import ReferenceBudget, reference_budget, reference_solutions
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
-from routecli.problems import validate
+from routecli.problems import Instance, validate
+from routecli.train import checkpoint
+
+# A stored reference more than this much (%) worse than a run with the budget doubled is not
+# near-converged: the budget is too small for these instances, or the cache holds a bad run.
+CONSISTENCY_TOLERANCE = 0.2
 
 
 def main() -> None:
@@ -51,8 +62,10 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=100)
     parser.add_argument("--augment", action="store_true")
     parser.add_argument("--chunk", type=int, default=400, help="rollouts per batched decode")
-    parser.add_argument("--ref-time", type=float, default=None,
-                        help="PyVRP seconds per reference (default 2 TSP, 5 CVRP)")
+    parser.add_argument("--ref-budget", type=float, default=1.0,
+                        help="multiply the default PyVRP reference budget (iterations) by this")
+    parser.add_argument("--check-refs", type=int, default=4,
+                        help="re-solve the first K references with the budget doubled (0: skip)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default=None, help="append the result as a JSON line here")
     parser.add_argument("--per-instance", type=Path, default=None,
@@ -66,9 +79,10 @@ def main() -> None:
     raw = (generate.tsp(args.instances, args.size, args.seed) if args.problem == "tsp"
            else generate.cvrp(args.instances, args.size, args.seed))
     instances = batch_instances(args.problem, raw)
-    ref_time = args.ref_time or (2.0 if args.problem == "tsp" else 5.0)
-    refs = reference_solutions(instances, ref_time, progress=False)
+    budget = reference_budget(args.problem, args.size).scaled(args.ref_budget)
+    refs = reference_solutions(instances, budget, progress=False)
     ref_cost = np.array([inst.cost(sol) for inst, sol in zip(instances, refs, strict=True)])
+    check_references(instances[:args.check_refs], ref_cost, budget)
     k = args.first or args.instances
     nn = NearestNeighbour()
     nn_cost = np.array([inst.cost(nn.solve(inst)) for inst in instances[:k]])
@@ -96,7 +110,7 @@ def main() -> None:
         costs, seconds = solve(slice(0, k))
         cost = np.array(costs)
     else:
-        digest = hashlib.sha256(Path(args.checkpoint).read_bytes()).hexdigest()[:16]
+        digest = checkpoint.load(args.checkpoint)["sha256"][:16]
         starts = range(0, k, args.block)
         for lo in reversed(starts) if args.reverse else starts:
             done = resume_rows(args.per_instance, digest)
@@ -108,7 +122,7 @@ def main() -> None:
                 writer = csv.writer(fh)
                 for i, c in zip(range(todo[0], todo[-1] + 1), costs, strict=True):
                     done[i] = (c, took / len(costs))
-                    writer.writerow([i, digest, c, ref_cost[i], took / len(costs)])
+                    writer.writerow([i, digest, c, ref_cost[i], took / len(costs), budget.key])
             print(f"{len(done)}/{k} instances, last block {took:.1f} s", flush=True)
         done = resume_rows(args.per_instance, digest)
         if len(done) < k:
@@ -125,7 +139,7 @@ def main() -> None:
         "gap": round(float((100 * (cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
         "nn_gap": round(float((100 * (nn_cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
         "sec_per_instance": round(seconds / k, 3), "threads": args.threads,
-        "ref_time": ref_time,
+        "references": budget.describe(),
     }
     print("| problem | n | instances | decode | M | aug | obj | ref | gap % | NN gap % | s/inst |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -137,16 +151,34 @@ def main() -> None:
             fh.write(json.dumps(row) + "\n")
 
 
+def check_references(instances: list[Instance], ref_cost: np.ndarray,
+                     budget: ReferenceBudget) -> None:
+    """Warn when a reference of ``instances`` is worse than PyVRP with the budget doubled by
+    more than :data:`CONSISTENCY_TOLERANCE` percent."""
+    if not instances:
+        return
+    doubled = reference_solutions(instances, budget.scaled(2), progress=False)
+    worse = []
+    for i, (inst, sol) in enumerate(zip(instances, doubled, strict=True)):
+        worse.append(100 * (ref_cost[i] - inst.cost(sol)) / inst.cost(sol))
+        if worse[-1] > CONSISTENCY_TOLERANCE:
+            warnings.warn(f"{inst.name}: the reference ({ref_cost[i]:.4f}) is {worse[-1]:.2f}% "
+                          f"worse than PyVRP with the budget doubled ({inst.cost(sol):.4f})",
+                          stacklevel=2)
+    print(f"references ({budget.key}) against the budget doubled on the first {len(worse)} "
+          f"instances: {np.mean(worse):+.3f}% on average, at most {max(worse):+.3f}%", flush=True)
+
+
 def resume_rows(path: Path, digest: str) -> dict[int, tuple[float, float]]:
     """Instances already decoded in ``path``: index -> (cost, seconds); creates the file."""
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("index,checkpoint_sha256,cost,ref_cost,seconds\n")
+        path.write_text("index,checkpoint_sha256,cost,ref_cost,seconds,reference\n")
         return {}
     done = {}
     for row in csv.DictReader(path.open()):
         if row["checkpoint_sha256"] != digest:
-            raise SystemExit(f"{path} holds results of another checkpoint "
+            raise SystemExit(f"{path} holds results of other weights "
                              f"({row['checkpoint_sha256']}, this one is {digest})")
         done[int(row["index"])] = (float(row["cost"]), float(row["seconds"]))
     return done

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyvrp
 
+from routecli.errors import OptionError
 from routecli.problems import (
     CVRPInstance,
     Instance,
@@ -123,48 +124,93 @@ def to_solution(instance: Instance, result_routes: list[list[int]]) -> Tour | Ro
 
 
 class _Watch:
-    """PyVRP stopping criterion: the run's :class:`Stop` (wall clock and iterations) plus a
-    progress report whenever PyVRP's best cost improves (PyVRP calls it once per iteration
-    with the best cost so far, in its integer units)."""
+    """PyVRP stopping criterion: the run's :class:`Stop` (wall clock and iterations), an optional
+    limit on iterations without a better solution, and a progress report whenever PyVRP's best
+    cost improves. PyVRP calls it before every iteration with the best cost so far, in its
+    integer units, so call ``k`` comes after ``k`` iterations."""
 
-    def __init__(self, stop: Stop, progress: ProgressFn | None, scale: float):
-        seconds = stop.seconds if stop.seconds is not None or stop.iterations else DEFAULT_TIME_LIMIT
-        self.deadline = None if seconds is None else time.perf_counter() + seconds
+    def __init__(self, stop: Stop, no_improvement: int | None, progress: ProgressFn | None,
+                 scale: float):
+        deterministic = stop.iterations is not None or no_improvement is not None
+        seconds = stop.seconds if stop.seconds is not None or deterministic else DEFAULT_TIME_LIMIT
         self.started = time.perf_counter()
-        self.left = stop.iterations
+        self.deadline = None if seconds is None else self.started + seconds
+        self.max_iterations = stop.iterations
+        self.no_improvement = no_improvement
         self.progress = progress
         self.scale = scale
+        self.calls = 0
         self.best = math.inf
+        self.improved_at: list[int] = []
+        self.timed_out = False
 
     def __call__(self, best_cost: float) -> bool:
-        if self.progress is not None and best_cost < self.best:
+        iteration = self.calls
+        self.calls += 1
+        if best_cost < self.best:
             self.best = best_cost
-            self.progress(Progress(time.perf_counter() - self.started, best=best_cost / self.scale))
-        if self.left is not None:
-            self.left -= 1
-            if self.left < 0:
-                return True
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+            self.improved_at.append(iteration)
+            if self.progress is not None:
+                self.progress(Progress(time.perf_counter() - self.started,
+                                       best=best_cost / self.scale))
+        if self.max_iterations is not None and iteration >= self.max_iterations:
+            return True
+        if self.no_improvement is not None and iteration - self.improved_at[-1] >= self.no_improvement:
+            return True
+        self.timed_out = self.deadline is not None and time.perf_counter() >= self.deadline
+        return self.timed_out
+
+
+@dataclass(frozen=True)
+class Run:
+    """One PyVRP run: the solution, the iterations it ran, the iterations at which its best
+    solution improved (the first is 0, the initial solution), and whether the wall clock
+    stopped it rather than an iteration criterion (then the result depends on machine load)."""
+
+    solution: Tour | Routes
+    iterations: int
+    improved_at: list[int]
+    timed_out: bool
+
+
+def search(instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+           no_improvement: int | None = None, progress: ProgressFn | None = None) -> Run:
+    """Run PyVRP on ``instance`` until ``stop`` or ``no_improvement`` iterations without a
+    better solution, whichever comes first. Without a wall-clock limit and with an iteration
+    criterion the run is deterministic for a fixed ``seed``."""
+    data = problem_data(instance)
+    watch = _Watch(stop, no_improvement, progress, _scale(instance))
+    result = pyvrp.solve(data, watch, seed=seed, collect_stats=False, display=False)
+    routes = [_locations(route, data) for route in result.best.routes()]
+    return Run(to_solution(instance, routes), watch.calls - 1, watch.improved_at, watch.timed_out)
 
 
 class HGS:
     name = "hgs"
     problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp")
 
+    def __init__(self, no_improvement: int | None = None):
+        self.no_improvement = no_improvement
+
     def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
               progress: ProgressFn | None = None) -> Tour | Routes:
-        data = problem_data(instance)
-        result = pyvrp.solve(data, _Watch(stop, progress, _scale(instance)), seed=seed,
-                             display=False)
-        routes = [_locations(route, data) for route in result.best.routes()]
-        return to_solution(instance, routes)
+        return search(instance, seed=seed, stop=stop, no_improvement=self.no_improvement,
+                      progress=progress).solution
 
 
 @dataclass(frozen=True)
 class Settings:
     """PyVRP runs with its default parameters; the budget is the run's :class:`Stop`
-    (default :data:`DEFAULT_TIME_LIMIT` seconds)."""
+    (default :data:`DEFAULT_TIME_LIMIT` seconds) and ``no_improvement``."""
+
+    no_improvement: int | None = None
+    """Also stop after this many iterations without a better solution (deterministic for a
+    fixed seed, unlike a time limit)."""
+
+    def __post_init__(self) -> None:
+        if self.no_improvement is not None and self.no_improvement < 1:
+            raise OptionError(f"no_improvement must be >= 1, got {self.no_improvement}")
 
 
 def make(settings: Settings) -> HGS:
-    return HGS()
+    return HGS(settings.no_improvement)

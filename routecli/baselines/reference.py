@@ -1,8 +1,12 @@
-"""Reference solutions by PyVRP (HGS), computed in parallel and cached on disk.
+"""Reference solutions by PyVRP, on a deterministic budget, computed in parallel and cached.
 
-Analyses, the PE probe and validation gaps during training all need near-optimal solutions of
-the same synthetic instances; each is solved once per (instance data, time limit, seed) and
-stored as a small ``.npz`` under the cache directory (``$ROUTECLI_CACHE`` or
+Analyses, the PE probe, MiLoop's evaluation and its training validation all need near-optimal
+solutions of the same synthetic instances. A wall-clock budget made them depend on how busy
+the machine was (a 5-second CVRP-100 reference under load was 1.5% worse on average than on a
+quiet core), so a reference stops on iteration counts with a fixed seed
+(:class:`ReferenceBudget`, chosen per problem and size by :func:`reference_budget`); the wall
+clock is only a safety cap. Each is solved once per (instance data, solver, PyVRP version,
+budget, seed) and stored as a small ``.npz`` under the cache directory (``$ROUTECLI_CACHE`` or
 ``~/.cache/routecli``, subfolder ``references``).
 """
 
@@ -10,17 +14,101 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import fields
+from dataclasses import dataclass, fields, replace
+from functools import cache
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rich.progress import Progress
+from rich.progress import (
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from routecli.baselines.hgs import HGS
+from routecli.atomic import atomic_write
+from routecli.baselines.hgs import search
+from routecli.errors import OptionError
 from routecli.problems import Instance, Routes, Solution, Tour, check, cost
 from routecli.solvers import Stop
+
+SOLVER = "hgs"
+
+
+@cache
+def pyvrp_version() -> str:
+    return version("pyvrp")
+
+
+@dataclass(frozen=True)
+class ReferenceBudget:
+    """How long PyVRP searches for one reference: at most ``iterations`` iterations, stopping
+    earlier after ``no_improvement`` iterations without a better solution, with PyVRP's
+    ``seed``. Both criteria count iterations, so the reference is the same on a busy machine
+    as on a quiet one; ``safety_seconds`` of wall clock only cut a run that would otherwise
+    take far longer than planned (such a run is returned with a warning and not cached).
+    """
+
+    iterations: int
+    no_improvement: int
+    seed: int = 0
+    safety_seconds: float = 900.0
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1 or self.no_improvement < 1:
+            raise OptionError(f"reference budget needs >= 1 iteration, got {self}")
+        if not self.safety_seconds > 0:
+            raise OptionError(f"safety cap must be > 0 seconds, got {self.safety_seconds}")
+
+    def scaled(self, factor: float) -> ReferenceBudget:
+        """Both iteration counts times ``factor`` (2: the doubled budget of the convergence
+        check)."""
+        return replace(self, iterations=max(1, round(self.iterations * factor)),
+                       no_improvement=max(1, round(self.no_improvement * factor)),
+                       safety_seconds=self.safety_seconds * max(1.0, factor))
+
+    @property
+    def key(self) -> str:
+        """What the solution depends on, for cache file names: solver, its version, the
+        criterion and the seed (not the safety cap, which a cached run never reached)."""
+        return (f"{SOLVER}{pyvrp_version()}-i{self.iterations}-n{self.no_improvement}"
+                f"-s{self.seed}")
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as result files record them."""
+        return {"solver": SOLVER, "pyvrp": pyvrp_version(), "iterations": self.iterations,
+                "no_improvement": self.no_improvement, "seed": self.seed,
+                "safety_seconds": self.safety_seconds}
+
+
+# Iterations without improvement and at most, per node, by problem; chosen so that doubling
+# the budget gains under 0.1% on average over 32 instances (benchmarks/check_references.py,
+# results in benchmarks/results/check_references.md).
+_PER_NODE: dict[str, tuple[int, int]] = {
+    "tsp": (100, 400),  # TSP-100: 10,000 / 40,000
+    "cvrp": (200, 800),
+    "vrptw": (100, 300),  # VRPTW-100: 10,000 / 30,000
+    "pcvrp": (200, 800),
+    "pdtsp": (40, 200),  # PDTSP-51: 2,040 / 10,200
+}
+_MIN_ITERATIONS = 2_000
+
+
+def reference_budget(problem: str, size: int) -> ReferenceBudget:
+    """The default budget of a ``problem`` instance with ``size`` nodes (customers for the
+    capacitated problems), see :data:`_PER_NODE`."""
+    if problem not in _PER_NODE:
+        raise OptionError(f"no reference budget for {problem!r}; PyVRP references exist for "
+                          f"{', '.join(_PER_NODE)}")
+    stall, most = _PER_NODE[problem]
+    return ReferenceBudget(iterations=max(_MIN_ITERATIONS, most * size),
+                           no_improvement=max(_MIN_ITERATIONS // 2, stall * size))
 
 
 def default_cache_dir() -> Path:
@@ -45,7 +133,8 @@ def fingerprint(instance: Instance) -> str:
     return digest.hexdigest()[:32]
 
 
-def _encode(solution: Solution) -> dict[str, np.ndarray]:
+def encode(solution: Solution) -> dict[str, np.ndarray]:
+    """A solution as integer arrays: a tour, or the visited nodes and the route sizes."""
     if isinstance(solution, Tour):
         return {"tour": solution.order}
     assert isinstance(solution, Routes)
@@ -53,52 +142,99 @@ def _encode(solution: Solution) -> dict[str, np.ndarray]:
     return {"nodes": solution.visited, "sizes": sizes}
 
 
-def _decode(data: dict[str, np.ndarray]) -> Tour | Routes:
+def decode(data: dict[str, np.ndarray]) -> Tour | Routes:
+    """Inverse of :func:`encode`."""
     if "tour" in data:
         return Tour(data["tour"])
     return Routes(np.split(data["nodes"], np.cumsum(data["sizes"])[:-1]))
 
 
-def _solve_one(args: tuple[Instance, float, int, str]) -> Tour | Routes:
-    instance, time_limit, seed, path = args
-    solution = HGS().solve(instance, seed=seed, stop=Stop(seconds=time_limit))
-    check(instance, solution)
-    tmp = Path(path + ".part")
-    with open(tmp, "wb") as fh:
+def solve_reference(instance: Instance, budget: ReferenceBudget) -> tuple[Tour | Routes, bool]:
+    """PyVRP's solution of ``instance`` on ``budget``, checked feasible, and whether the safety
+    cap cut the run."""
+    run = search(instance, seed=budget.seed,
+                 stop=Stop(seconds=budget.safety_seconds, iterations=budget.iterations),
+                 no_improvement=budget.no_improvement)
+    check(instance, run.solution)
+    return run.solution, run.timed_out
+
+
+def _solve_one(args: tuple[Instance, ReferenceBudget, str]) -> tuple[Tour | Routes, bool]:
+    instance, budget, path = args
+    solution, timed_out = solve_reference(instance, budget)
+    if not timed_out:  # a capped run depends on machine load: solve it again next time
         # Any: numpy >= 2.1 types savez's allow_pickle as bool, which ** of arrays could bind
-        arrays: dict[str, Any] = _encode(solution)
-        np.savez(fh, cost=cost(instance, solution), **arrays)
-    tmp.replace(path)
-    return solution
+        arrays: dict[str, Any] = encode(solution)
+        atomic_write(path, lambda fh: np.savez(fh, cost=cost(instance, solution), **arrays))
+    return solution, timed_out
 
 
-def reference_solutions(instances: list[Instance], time_limit: float, jobs: int = 1,
-                        cache_dir: str | Path | None = None, seed: int = 0,
+def _rate(instance: Instance, seed: int, iterations: int = 200) -> float:
+    """PyVRP iterations per second on ``instance`` right now (a short run; the iteration
+    budget of a reference is deterministic, its time depends on the machine's load)."""
+    started = time.perf_counter()
+    search(instance, seed=seed, stop=Stop(iterations=iterations))
+    return iterations / max(time.perf_counter() - started, 1e-9)
+
+
+def reference_solutions(instances: list[Instance], budget: ReferenceBudget | None = None,
+                        jobs: int = 1, cache_dir: str | Path | None = None,
                         progress: bool = True) -> list[Tour | Routes]:
-    """PyVRP solutions of ``instances`` (``time_limit`` seconds each), from cache when present."""
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    cache.mkdir(parents=True, exist_ok=True)
-    paths = [str(cache / f"{fingerprint(inst)}-t{time_limit:g}-s{seed}.npz") for inst in instances]
+    """PyVRP solutions of ``instances`` on ``budget`` (default: :func:`reference_budget` of
+    each instance's problem and size), from the cache when present.
+
+    With ``progress``, references still to compute are announced with an upper bound on the
+    time they take at the current speed (every run ending at its iteration limit), then shown
+    as a bar with the number done and the time left.
+    """
+    cache_root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cache_root.mkdir(parents=True, exist_ok=True)
+    budgets = [budget or reference_budget(inst.problem, inst.size) for inst in instances]
+    paths = [str(cache_root / f"{fingerprint(inst)}-{b.key}.npz")
+             for inst, b in zip(instances, budgets, strict=True)]
     out: list[Tour | Routes | None] = [None] * len(instances)
     todo = []
     for i, path in enumerate(paths):
         if os.path.exists(path):
             with np.load(path) as data:
-                out[i] = _decode(dict(data))
+                out[i] = decode(dict(data))
         else:
             todo.append(i)
+    capped = 0
     if todo:
-        args = [(instances[i], time_limit, seed, paths[i]) for i in todo]
-        with Progress(disable=not progress, transient=True) as bar:
-            task = bar.add_task(f"PyVRP references ({time_limit:g} s each)", total=len(todo))
+        args = [(instances[i], budgets[i], paths[i]) for i in todo]
+        columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("left"), TimeRemainingColumn())
+        with Progress(*columns, disable=not progress, transient=True) as bar:
+            if progress:
+                rate = _rate(instances[todo[0]], budgets[todo[0]].seed)
+                most = sum(budgets[i].iterations for i in todo) / rate / max(1, jobs)
+                cached = len(instances) - len(todo)
+                bar.console.print(f"{len(todo)} PyVRP references to compute ({cached} cached): "
+                                  f"at most {_duration(most)} at the current {rate:,.0f} "
+                                  "iterations/s, usually much less", highlight=False)
+            task = bar.add_task("PyVRP references", total=len(todo))
             if jobs <= 1:
-                results = map(_solve_one, args)
-                for i, sol in zip(todo, results, strict=False):
+                for i, (sol, timed_out) in zip(todo, map(_solve_one, args), strict=True):
                     out[i] = sol
+                    capped += timed_out
                     bar.advance(task)
             else:
                 with ProcessPoolExecutor(max_workers=jobs) as pool:
-                    for i, sol in zip(todo, pool.map(_solve_one, args), strict=False):
+                    for i, (sol, timed_out) in zip(todo, pool.map(_solve_one, args), strict=True):
                         out[i] = sol
+                        capped += timed_out
                         bar.advance(task)
+    if capped:
+        warnings.warn(f"{capped} of {len(todo)} PyVRP references hit their wall-clock safety "
+                      "cap before their iteration budget; they depend on machine load and were "
+                      "not cached", stacklevel=2)
     return [s for s in out if s is not None]
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from routecli.analysis.anisometry import PAPER_TABLE1
 from routecli.analysis.anisometry import anisometry as measure_anisometry
-from routecli.analysis.data import default_time_limit, parse_set, reference_set
+from routecli.analysis.data import default_budget, parse_set, reference_set
 from routecli.analysis.entropy import (
     DEFAULT_BINS,
     DEFAULT_MIN_COUNT,
@@ -38,9 +38,11 @@ app = typer.Typer(help="Measure the structure of near-optimal routes (PE paper S
 TABLE1_SETS = tuple(PAPER_TABLE1)
 
 NUM_HELP = "Instances per set."
-SEED_HELP = "Seed of the instance generator and of PyVRP."
-TIME_HELP = ("PyVRP seconds per instance; default 0.005 s per node (0.5 s for CVRP-100). "
-             "References are cached, so a rerun with the same settings is fast.")
+SEED_HELP = "Seed of the instance generator."
+BUDGET_HELP = ("Multiply the PyVRP reference budget (iterations, the same on a busy machine as "
+               "on a quiet one; default per problem and size) by this factor: 2 doubles it, "
+               "0.05 gives rough references fast. References are cached, so a rerun with the "
+               "same settings is fast.")
 JOBS_HELP = "Parallel PyVRP processes."
 OUT_HELP = "Also write the table to this .csv or .json file."
 
@@ -69,17 +71,24 @@ def check_positive(name: str, value: float | None) -> None:
         raise OptionError(f"{name} must be positive, got {value}")
 
 
-def load(name: str, num: int, seed: int, time_limit: float | None,
+def load(name: str, num: int, seed: int, ref_budget: float | None,
          jobs: int) -> tuple[list[Instance], list[Routes | Tour]]:
     """Instances and reference solutions of set ``name``; one progress bar while solving."""
-    limit = default_time_limit(name) if time_limit is None else time_limit
-    console.print(f"[dim]{name}: {num} instances, PyVRP {limit:g} s each, {jobs} jobs[/dim]")
+    budget = default_budget(name, ref_budget or 1.0)
+    console.print(f"[dim]{name}: {num} instances, PyVRP references of at most "
+                  f"{budget.iterations:,} iterations ({budget.no_improvement:,} without "
+                  f"improvement), {jobs} jobs[/dim]")
     try:
-        return reference_set(name, num, seed=seed, time_limit=limit, jobs=jobs,
+        return reference_set(name, num, seed=seed, budget=budget, jobs=jobs,
                              progress=sys.stderr.isatty())
     except InfeasibleSolutionError as exc:
         raise RoutecliError(f"{name}: a PyVRP reference solution failed validation: {exc}") \
             from None
+
+
+def reference_settings(names: list[str], ref_budget: float | None) -> dict[str, dict[str, Any]]:
+    """The reference settings of each set, as result files record them."""
+    return {name: default_budget(name, ref_budget or 1.0).describe() for name in names}
 
 
 def command_line() -> str:
@@ -128,7 +137,7 @@ def anisometry(
                              "sets <problem>-<size> (cvrp, vrptw, pdtsp)."),
     num: int = typer.Option(1000, "--num", min=1, help=NUM_HELP),
     seed: int = typer.Option(0, "--seed", help=SEED_HELP),
-    time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", help=BUDGET_HELP),
     jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
     include_return: bool = typer.Option(False, "--include-return", help="Fit d_i against i "
                                         "over the whole closed route, the return to the depot "
@@ -142,12 +151,14 @@ def anisometry(
     mean edge length); averaged over all routes of the set."""
     names = parse_sets(sets)
     check_out(out)
-    check_positive("--time-limit", time_limit)
+    check_positive("--ref-budget", ref_budget)
     rows: list[dict[str, Any]] = []
     for name in names:
-        stats = measure_anisometry(*load(name, num, seed, time_limit, jobs), include_return)
+        stats = measure_anisometry(*load(name, num, seed, ref_budget, jobs), include_return)
         paper = PAPER_TABLE1.get(name, (None, None, None))
-        rows.append({"set": name, "instances": num, "routes": int(stats["routes"]),
+        rows.append({"set": name, "instances": num,
+                     "reference": default_budget(name, ref_budget or 1.0).key,
+                     "routes": int(stats["routes"]),
                      "cv": stats["cv"], "cv_paper": paper[0],
                      "max_min": stats["max_min"], "max_min_paper": paper[1],
                      "mad": stats["mad"], "mad_paper": paper[2],
@@ -163,7 +174,8 @@ def anisometry(
     console.print(table)
     console.print(f"[dim]{command_line()}[/dim]")
     write_rows(out, rows, {"command": command_line(), "seed": seed,
-                           "include_return": include_return})
+                           "include_return": include_return,
+                           "references": reference_settings(names, ref_budget)})
 
 
 @app.command()
@@ -178,7 +190,7 @@ def entropy(
                                   "entropy low."),
     num: int = typer.Option(1000, "--num", min=1, help=NUM_HELP),
     seed: int = typer.Option(0, "--seed", help=SEED_HELP),
-    time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", help=BUDGET_HELP),
     jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
     out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
 ) -> None:
@@ -190,8 +202,8 @@ def entropy(
     (paper: 0.992 and 0.953)."""
     names = parse_sets(sets)
     check_out(out)
-    check_positive("--time-limit", time_limit)
-    per_set = {name: angular_entropy(*load(name, num, seed, time_limit, jobs), bins=bins)
+    check_positive("--ref-budget", ref_budget)
+    per_set = {name: angular_entropy(*load(name, num, seed, ref_budget, jobs), bins=bins)
                for name in names}
     rows: list[dict[str, Any]] = [{"k": k, **{f"{n}_count": per_set[n][k][0] for n in names},
                                    **{n: per_set[n][k][1] for n in names}} for k in POSITIONS]
@@ -223,4 +235,5 @@ def entropy(
     write_rows(out, rows, {"command": command_line(), "seed": seed, "bins": bins,
                            "min_count": min_count,
                            "mean": mean, "min": low, "paper_mean": PAPER_MEAN,
-                           "paper_min": PAPER_MIN})
+                           "paper_min": PAPER_MIN,
+                           "references": reference_settings(names, ref_budget)})

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from routecli.analysis.pe_plots import PLOTS, plot_pe
-from routecli.cli.analyze import SEED_HELP, TIME_HELP, check_positive, load, parse_sets
+from routecli.cli.analyze import BUDGET_HELP, SEED_HELP, check_positive, load, parse_sets
 from routecli.cli.common import console
 from routecli.cli.probe import resolve_names
 from routecli.errors import OptionError
@@ -26,7 +26,7 @@ def pe(
     instance: int = typer.Option(0, "--instance", min=0, help="Which instance of the set."),
     dim: int = typer.Option(32, "--dim", min=2, help="Encoding width."),
     seed: int = typer.Option(0, "--seed", help=SEED_HELP),
-    time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", help=BUDGET_HELP),
     out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNG files "
                              "(<pe>-<plot>.png)."),
 ) -> None:
@@ -35,7 +35,7 @@ def pe(
     cumulative distance vs index, XPE angles per route, and a 2-D PCA coloured by route."""
     (encoding,) = resolve_names(name)
     (set_name,) = parse_sets(problem_set)
-    check_positive("--time-limit", time_limit)
+    check_positive("--ref-budget", ref_budget)
     chosen = PLOTS if plots.strip().lower() == "all" else tuple(
         p.strip().lower() for p in plots.split(","))
     bad = [p for p in chosen if p not in PLOTS]
@@ -48,7 +48,7 @@ def pe(
         chosen = tuple(p for p in chosen if p not in ("similarity", "pca"))
     if dim % 16:
         raise OptionError(f"--dim must be a multiple of 16 (IPE pairs, 8 RoPE heads), got {dim}")
-    instances, solutions = load(set_name, instance + 1, seed, time_limit, jobs=1)
+    instances, solutions = load(set_name, instance + 1, seed, ref_budget, jobs=1)
     batch = RouteBatch.from_solutions(instances[instance:], solutions[instance:])
     try:
         paths = plot_pe(batch, encoding, chosen, out, dim=dim, seed=seed)

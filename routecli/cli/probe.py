@@ -16,16 +16,17 @@ from rich.table import Table
 from routecli.analysis.probe import PAPER_TABLE3, REFERENCES
 from routecli.analysis.probe import probe as run_probe
 from routecli.cli.analyze import (
+    BUDGET_HELP,
     JOBS_HELP,
     OUT_HELP,
     SEED_HELP,
-    TIME_HELP,
     check_out,
     check_positive,
     command_line,
     fmt,
     load,
     parse_sets,
+    reference_settings,
     write_rows,
 )
 from routecli.cli.common import console
@@ -69,7 +70,7 @@ def probe(
     heads: int = typer.Option(8, "--heads", min=1, help="Attention heads (ALiBi slopes, RoPE)."),
     seed: int = typer.Option(0, "--seed", help=SEED_HELP + " Also seeds pair sampling and "
                              "learnable PE initialisation."),
-    time_limit: float = typer.Option(None, "--time-limit", help=TIME_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", help=BUDGET_HELP),
     jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
     ipe_schedule: str = typer.Option("integer", "--ipe-schedule", help="IPE frequencies: "
                                      "integer harmonics, or the paper's geometric formula "
@@ -87,7 +88,7 @@ def probe(
     names = resolve_names(pe)
     (name,) = parse_sets(problem_set)
     check_out(out)
-    check_positive("--time-limit", time_limit)
+    check_positive("--ref-budget", ref_budget)
     if dim % 2 or (dim // heads) % 2:
         raise OptionError(f"--dim must be even and --dim / --heads even (RoPE), got {dim}/{heads}")
     if ipe_schedule not in SCHEDULES:
@@ -98,7 +99,7 @@ def probe(
         raise OptionError("--ipe-amplitude harmonic needs --ipe-schedule integer")
     ipe = {"schedule": ipe_schedule, "amplitude": ipe_amplitude}
     options = {n: ipe for n in names if PE_REGISTRY[n].build.func in (InRoutePE, HierarchicalPE)}
-    instances, solutions = load(name, num, seed, time_limit, jobs)
+    instances, solutions = load(name, num, seed, ref_budget, jobs)
     batch = RouteBatch.from_solutions(instances, solutions)
     start = time.time()
     previous_threads = torch.get_num_threads()
@@ -132,7 +133,8 @@ def probe(
                   f"{time.time() - start:.0f} s; {command_line()}[/dim]")
     write_rows(out, rows, {"command": command_line(), "seed": seed, "set": name, "num": num,
                            "pairs_per_solution": pairs, "dim": dim, "heads": heads,
-                           "ipe_schedule": ipe_schedule, "ipe_amplitude": ipe_amplitude})
+                           "ipe_schedule": ipe_schedule, "ipe_amplitude": ipe_amplitude,
+                           "references": reference_settings([name], ref_budget)})
 
 
 probe.__doc__ = PROBE_HELP

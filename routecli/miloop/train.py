@@ -21,7 +21,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -33,6 +33,14 @@ from routecli.miloop.model import KIND, MiLoop, MiLoopConfig, load_policy, rollo
 from routecli.problems import Routes, Tour
 from routecli.train import checkpoint, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
+
+if TYPE_CHECKING:  # PyVRP is imported when references are needed
+    from routecli.baselines.reference import ReferenceBudget
+
+# PyVRP iterations per second of one quiet core on 100-node instances (CVRP about 2,200, TSP
+# about 3,800): the seconds of val_time_limit and label_time_limit are read as iteration
+# budgets at this rate, so labels and validation references do not depend on machine load.
+PYVRP_ITERATIONS_PER_SECOND = 2_500
 
 
 @dataclass(frozen=True)
@@ -93,8 +101,8 @@ class TrainConfig:
     val_instances: int = 64
     val_seed: int = 987654
     val_every: int = 200  # steps
-    val_time_limit: float = 1.0  # PyVRP seconds per reference solution
-    label_time_limit: float = 0.1  # PyVRP seconds per label of an imitation stage
+    val_time_limit: float = 1.0  # nominal PyVRP seconds per reference (pyvrp_budget)
+    label_time_limit: float = 0.1  # nominal PyVRP seconds per imitation label (pyvrp_budget)
     checkpoint_every: float = 120.0  # seconds
     log_every: int = 10
     recompute_from: int = 50  # stage size from which rollout steps recompute activations
@@ -166,6 +174,7 @@ class Trainer:
         self.instances = 0
         self.elapsed = 0.0
         self.best_gap = math.inf
+        self.best_reference: str | None = None  # the validation references best_gap is against
         self.run_dir = Path(cfg.run_dir)
         self.progress = progress and self.rank == 0
         last = self.run_dir / "last.pt"
@@ -185,7 +194,7 @@ class Trainer:
         return {"kind": KIND, "config": self.model.config.to_dict(), "train": self.cfg.to_dict(),
                 "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "step": self.step, "instances": self.instances, "elapsed": self.elapsed,
-                "best_gap": self.best_gap}
+                "best_gap": self.best_gap, "best_reference": self.best_reference}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.model.load_state_dict(state["model"])
@@ -194,6 +203,7 @@ class Trainer:
         self.instances = int(state["instances"])
         self.elapsed = float(state["elapsed"])
         self.best_gap = float(state["best_gap"])
+        self.best_reference = state.get("best_reference")
 
     def save(self) -> None:
         if self.rank == 0:
@@ -261,18 +271,34 @@ class Trainer:
                 "grad_norm": float(grad_norm), "size": stage.size}
 
     # ---------------------------------------------------------- validation
-    def validate(self) -> dict[str, float]:
-        """Greedy validation gap (%) against cached PyVRP references on a fixed set."""
+    def validate(self, model: MiLoop | None = None) -> dict[str, float]:
+        """Greedy validation gap (%) of ``model`` (default: the one in training) against cached
+        PyVRP references on a fixed set."""
         from routecli.miloop.decode import decode
 
         if self.validation is None:
             self.validation = validation_set(self.cfg)
         data, reference = self.validation
         started = time.perf_counter()
-        result = decode(self.model.eval(), data, "greedy")
+        result = decode((model or self.model).eval(), data, "greedy")
         gaps = 100.0 * (result.cost - reference) / reference
         return {"val_gap": float(gaps.mean()), "val_cost": float(result.cost.mean()),
                 "val_seconds": time.perf_counter() - started}
+
+    def rebase_best(self) -> None:
+        """Measure ``best.pt`` against the current validation references when ``best_gap`` was
+        measured against others (a run resumed from before references had an iteration budget,
+        or with another ``val_time_limit``), so that only a better model replaces it."""
+        key = pyvrp_budget(self.cfg.val_time_limit).key
+        if self.best_reference == key:
+            return
+        best = self.run_dir / "best.pt"
+        previous = self.best_gap
+        self.best_gap = self.validate(load_policy(best, self.cfg.device))["val_gap"] \
+            if best.exists() and math.isfinite(previous) else math.inf
+        self.best_reference = key
+        self.log({"event": "validation references", "step": self.step, "references": key,
+                  "best_gap_before": previous, "best_gap": self.best_gap})
 
     # ----------------------------------------------------------------- loop
     def run(self, until_step: int | None = None) -> None:
@@ -303,6 +329,7 @@ class Trainer:
                 bar.update(self.step, record)
                 window, window_start = [], time.perf_counter()
             if self.rank == 0 and (self.step % cfg.val_every == 0 or self.step == total):
+                self.rebase_best()
                 val = self.validate()
                 record = {"step": self.step, "instances": self.instances,
                           "elapsed": round(self.elapsed, 1), **val}
@@ -320,9 +347,19 @@ class Trainer:
         bar.close()
 
 
+def pyvrp_budget(seconds: float) -> ReferenceBudget:
+    """The iteration budget of ``seconds`` nominal PyVRP seconds
+    (:data:`PYVRP_ITERATIONS_PER_SECOND`)."""
+    from routecli.baselines.reference import ReferenceBudget
+
+    iterations = max(1, round(seconds * PYVRP_ITERATIONS_PER_SECOND))
+    return ReferenceBudget(iterations=iterations, no_improvement=iterations)
+
+
 def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: float,
                       generator: torch.Generator) -> torch.Tensor:
-    """PyVRP solutions of a batch as node sequences ``[B, T]`` for teacher forcing.
+    """PyVRP solutions of a batch (``time_limit`` nominal seconds each, see
+    :func:`pyvrp_budget`) as node sequences ``[B, T]`` for teacher forcing.
 
     TSP tours start at a random node in a random direction; CVRP routes come in random order
     and direction, joined by depot visits and padded with depot no-ops (both are symmetries
@@ -331,7 +368,8 @@ def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: floa
     from routecli.baselines.reference import reference_solutions
     from routecli.generate import batch_instances
 
-    solutions = reference_solutions(batch_instances(problem, raw), time_limit, progress=False)
+    solutions = reference_solutions(batch_instances(problem, raw), pyvrp_budget(time_limit),
+                                    progress=False)
     rng = np.random.default_rng(int(torch.randint(0, 2**31, (1,), generator=generator)))
     sequences = []
     for solution in solutions:
@@ -362,7 +400,7 @@ def validation_set(cfg: TrainConfig) -> tuple[dict[str, torch.Tensor], torch.Ten
     raw = (generate.tsp(cfg.val_instances, cfg.val_size, cfg.val_seed) if cfg.problem == "tsp"
            else generate.cvrp(cfg.val_instances, cfg.val_size, cfg.val_seed))
     instances = batch_instances(cfg.problem, raw)
-    solutions = reference_solutions(instances, cfg.val_time_limit, progress=False)
+    solutions = reference_solutions(instances, pyvrp_budget(cfg.val_time_limit), progress=False)
     reference = torch.tensor([cost(inst, sol) for inst, sol in zip(instances, solutions)],
                              dtype=torch.float32)
     data = {k: torch.as_tensor(v, dtype=torch.float32 if k != "demand" else torch.long)

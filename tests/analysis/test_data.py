@@ -1,6 +1,7 @@
 import pytest
 
-from routecli.analysis.data import default_time_limit, instance_set, parse_set, reference_set
+from routecli.analysis.data import default_budget, instance_set, parse_set, reference_set
+from routecli.baselines.reference import ReferenceBudget, reference_budget
 from routecli.problems import validate
 
 
@@ -10,7 +11,8 @@ def test_set_names():
     for bad in ("tsp-100", "cvrp", "cvrp-x", "pdtsp-50"):
         with pytest.raises(ValueError, match="bad instance set"):
             parse_set(bad)
-    assert default_time_limit("cvrp-100") == pytest.approx(0.5)
+    assert default_budget("cvrp-100") == reference_budget("cvrp", 100)
+    assert default_budget("pdtsp-51", 2) == reference_budget("pdtsp", 51).scaled(2)
 
 
 def test_instance_sets_follow_the_pe_paper_generators():
@@ -23,7 +25,7 @@ def test_instance_sets_follow_the_pe_paper_generators():
 
 
 def test_reference_set_returns_feasible_cached_solutions(tmp_path):
-    instances, solutions = reference_set("cvrp-12", 2, time_limit=0.05, jobs=1,
+    instances, solutions = reference_set("cvrp-12", 2, budget=ReferenceBudget(200, 50), jobs=1,
                                          cache_dir=tmp_path, progress=False)
     assert len(solutions) == 2 and all(not validate(i, s) for i, s in zip(instances, solutions,
                                                                           strict=True))

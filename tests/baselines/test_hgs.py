@@ -29,3 +29,15 @@ def test_hgs_vrptw_schedules_are_on_time_in_float_units():
     # arrive ~1e-5 late in the instance's own units.
     for inst in gen.batch_instances("vrptw", gen.vrptw(6, 60, seed=11)):
         assert validate(inst, HGS().solve(inst, stop=Stop(iterations=200))) == []
+
+
+def test_hgs_stops_after_iterations_without_improvement():
+    from routecli.baselines.hgs import search
+    from routecli.solvers import make_solver
+
+    inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=2))[0]
+    run = search(inst, stop=Stop(iterations=100_000), no_improvement=50)
+    assert run.iterations == run.improved_at[-1] + 50 and not run.timed_out
+    assert validate(inst, run.solution) == []
+    solver = make_solver("hgs", no_improvement=50)
+    assert inst.cost(solver.solve(inst, stop=Stop(iterations=100_000))) == inst.cost(run.solution)

@@ -18,7 +18,7 @@ def private_cache(tmp_path, monkeypatch):
 def test_anisometry_prints_ours_beside_the_paper_and_writes_csv(tmp_path, capsys):
     out = tmp_path / "t1.csv"
     code = main(["analyze", "anisometry", "--sets", "cvrp-100,pdtsp-11", "--num", "2",
-                 "--time-limit", "0.05", "--jobs", "1", "--out", str(out)])
+                 "--ref-budget", "0.02", "--jobs", "1", "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0
     assert "cvrp-100" in text and "0.81" in text and "26.6" in text  # the paper's row
@@ -30,8 +30,8 @@ def test_anisometry_prints_ours_beside_the_paper_and_writes_csv(tmp_path, capsys
 
 def test_entropy_reports_each_k_and_the_grid_mean_and_minimum(tmp_path, capsys):
     out = tmp_path / "entropy.json"
-    code = main(["analyze", "entropy", "--sets", "cvrp-20", "--num", "3", "--time-limit",
-                 "0.05", "--jobs", "1", "--min-count", "1", "--out", str(out)])
+    code = main(["analyze", "entropy", "--sets", "cvrp-20", "--num", "3", "--ref-budget",
+                 "0.02", "--jobs", "1", "--min-count", "1", "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and "paper 0.992" in text and "paper 0.953" in text
     data = json.loads(out.read_text())
@@ -40,7 +40,7 @@ def test_entropy_reports_each_k_and_the_grid_mean_and_minimum(tmp_path, capsys):
     assert routes >= 3 and data["rows"][1]["cvrp-20_count"] <= routes
     assert 0 <= data["min"] <= data["mean"] <= 1
     # with the default --min-count of 100 no cell of 3 small instances is counted
-    assert main(["analyze", "entropy", "--sets", "cvrp-20", "--num", "3", "--time-limit", "0.05",
+    assert main(["analyze", "entropy", "--sets", "cvrp-20", "--num", "3", "--ref-budget", "0.02",
                  "--jobs", "1", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["mean"] is None
     assert "* = fewer than 100 customers" in capsys.readouterr().out
@@ -50,7 +50,7 @@ def test_entropy_reports_each_k_and_the_grid_mean_and_minimum(tmp_path, capsys):
     (["analyze", "anisometry", "--sets", "tsp-100"], "bad instance set 'tsp-100'"),
     (["analyze", "anisometry", "--sets", "pdtsp-50"], "the size is odd"),
     (["analyze", "entropy", "--out", "x.txt"], "--out must end in .csv or .json"),
-    (["analyze", "entropy", "--time-limit", "0"], "--time-limit must be positive"),
+    (["analyze", "entropy", "--ref-budget", "0"], "--ref-budget must be positive"),
     (["probe", "--pe", "sin,posenc"], "unknown positional encoding 'posenc'"),
     (["probe", "--dim", "12", "--heads", "4"], "--dim / --heads even"),
     (["probe", "--ipe-schedule", "log"], "--ipe-schedule must be one of"),

@@ -8,7 +8,7 @@ from routecli.cli.app import main
 def test_plot_pe_writes_every_picture(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "plots"
-    code = main(["plot", "pe", "--set", "cvrp-30", "--time-limit", "0.05", "--out", str(out)])
+    code = main(["plot", "pe", "--set", "cvrp-30", "--ref-budget", "0.02", "--out", str(out)])
     assert code == 0
     names = sorted(p.name for p in out.iterdir())
     assert names == ["ipe-channels.png", "ipe_inv_xpe-heatmap.png", "ipe_inv_xpe-pca.png",
@@ -20,7 +20,7 @@ def test_plot_pe_writes_every_picture(tmp_path, capsys, monkeypatch):
 def test_plot_pe_of_a_bias_encoding_skips_node_only_pictures(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "plots"
-    assert main(["plot", "pe", "--pe", "alibi", "--set", "cvrp-30", "--time-limit", "0.05",
+    assert main(["plot", "pe", "--pe", "alibi", "--set", "cvrp-30", "--ref-budget", "0.02",
                  "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["alibi-heatmap.png", "ipe-channels.png",
                                                      "xpe-angles.png"]

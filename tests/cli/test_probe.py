@@ -11,7 +11,7 @@ def test_probe_writes_one_row_per_encoding_with_the_paper_values(tmp_path, capsy
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "probe.json"
     code = main(["probe", "--pe", "ipe-inv,sin,alibi,rope,nope", "--num", "3", "--pairs", "200",
-                 "--time-limit", "0.05", "--jobs", "1", "--dim", "32", "--out", str(out)])
+                 "--ref-budget", "0.02", "--jobs", "1", "--dim", "32", "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and "0.934" in text  # paper's IPE D1 printed beside ours
     data = json.loads(out.read_text())
@@ -30,7 +30,7 @@ def test_probe_can_use_the_papers_geometric_ipe_schedule(tmp_path, monkeypatch):
     results = {}
     for schedule in ("integer", "geometric"):
         out = tmp_path / f"{schedule}.json"
-        assert main(["probe", "--pe", "ipe_inv", "--num", "2", "--pairs", "300", "--time-limit",
+        assert main(["probe", "--pe", "ipe_inv", "--num", "2", "--pairs", "300", "--ref-budget",
                      "0.05", "--jobs", "1", "--dim", "32", "--ipe-schedule", schedule,
                      "--out", str(out)]) == 0
         results[schedule] = json.loads(out.read_text())["rows"][0]["D1"]

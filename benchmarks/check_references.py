@@ -1,0 +1,193 @@
+"""Are the default PyVRP reference budgets near-converged? The gain of doubling them.
+
+    .venv/bin/python benchmarks/check_references.py --instances 32 \\
+        --rows benchmarks/results/check_references.csv --out benchmarks/results/check_references.md
+
+For each instance set the analyses and the MiLoop evaluation use, PyVRP runs on the first
+``--instances`` instances with the budget of ``routecli.baselines.reference.reference_budget``
+doubled (both the iteration limit and the iterations without improvement). The run is
+deterministic and its criterion only watches it, so the run with the plain budget is the same
+run stopped earlier: the best cost at the point where the plain budget would have stopped is
+read from the doubled run's record of improvements (checked against a separate run with the
+plain budget on the first instance of each set). The table gives the mean gain of doubling,
+which should be below 0.1%.
+
+One process, one core. ``--rows`` keeps one line per finished instance, and a rerun skips those
+already there, so the check can be spread over several sessions; a row of another budget (a
+changed ``reference_budget`` or PyVRP version) is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from routecli import generate
+from routecli.analysis.data import instance_set
+from routecli.atomic import atomic_write_text
+from routecli.baselines.hgs import search
+from routecli.baselines.reference import ReferenceBudget, reference_budget
+from routecli.generate import batch_instances
+from routecli.problems import Instance
+from routecli.solvers import Progress, Stop
+
+# name: (instances of it, where they come from)
+SETS: dict[str, tuple[Callable[[int], list[Instance]], str]] = {
+    "tsp-100": (lambda num: batch_instances("tsp", generate.tsp(num, 100, 2026)),
+                "MiLoop evaluation, generate.tsp(128, 100, 2026)"),
+    "cvrp-100 (capacity 50)": (lambda num: batch_instances("cvrp", generate.cvrp(num, 100, 2026)),
+                               "MiLoop evaluation, generate.cvrp(128, 100, 2026)"),
+    "cvrp-200": (lambda num: instance_set("cvrp-200", num, 0), "analyses, seed 0"),
+    "cvrp-500": (lambda num: instance_set("cvrp-500", num, 0), "analyses, seed 0"),
+    "vrptw-100": (lambda num: instance_set("vrptw-100", num, 0), "analyses, seed 0"),
+    "pdtsp-51": (lambda num: instance_set("pdtsp-51", num, 0), "analyses, seed 0"),
+}
+FIELDS = ["set", "index", "budget", "iterations", "cost", "doubled_iterations", "doubled_cost",
+          "cpu_seconds", "timed_out"]
+
+
+def stop_point(improved_at: list[int], budget: ReferenceBudget) -> int:
+    """The iteration at which a run with these improvements stops on ``budget`` (the same
+    rule as ``routecli.baselines.hgs``: after ``iterations``, or ``no_improvement`` iterations
+    after the last improvement)."""
+    for last, following in zip(improved_at, [*improved_at[1:], None], strict=True):
+        stall_stop = last + budget.no_improvement
+        if following is None or following > stall_stop:
+            return min(budget.iterations, stall_stop)
+    raise AssertionError("unreachable: the last improvement always stops the loop")
+
+
+def best_at(improved_at: list[int], costs: list[float], iteration: int) -> float:
+    """Best cost after ``iteration`` iterations."""
+    return costs[int(np.searchsorted(improved_at, iteration, side="right")) - 1]
+
+
+def recorded_run(instance: Instance, budget: ReferenceBudget) -> tuple[list[int], list[float],
+                                                                        int, float, bool]:
+    """One PyVRP run on ``budget``: its improvements (iteration, best cost), iterations, CPU
+    seconds and whether the safety cap stopped it."""
+    costs: list[float] = []
+
+    def record(progress: Progress) -> None:
+        assert progress.best is not None
+        costs.append(progress.best)
+
+    started = time.process_time()
+    run = search(instance, seed=budget.seed,
+                 stop=Stop(seconds=budget.safety_seconds, iterations=budget.iterations),
+                 no_improvement=budget.no_improvement, progress=record)
+    return run.improved_at, costs, run.iterations, time.process_time() - started, run.timed_out
+
+
+def check_instance(name: str, index: int, instance: Instance, verify: bool) -> dict[str, object]:
+    """The row of one instance; ``verify``: also run the plain budget and compare."""
+    budget = reference_budget(instance.problem, instance.size)
+    improved_at, costs, iterations, cpu, timed_out = recorded_run(instance, budget.scaled(2))
+    plain_iterations = stop_point(improved_at, budget)
+    plain_cost = best_at(improved_at, costs, plain_iterations)
+    if verify:
+        direct = recorded_run(instance, budget)
+        if (direct[2], direct[1][-1]) != (plain_iterations, plain_cost):
+            raise SystemExit(f"{name} #{index}: the plain budget stopped at iteration {direct[2]} "
+                             f"with {direct[1][-1]}, the doubled run says {plain_iterations} "
+                             f"with {plain_cost}: the run is not deterministic")
+    return {"set": name, "index": index, "budget": budget.key, "iterations": plain_iterations,
+            "cost": plain_cost, "doubled_iterations": iterations, "doubled_cost": costs[-1],
+            "cpu_seconds": round(cpu, 2), "timed_out": int(timed_out)}
+
+
+def gain_of(row: dict[str, str]) -> float:
+    """How much better (%) the doubled budget's reference is."""
+    return 100 * (float(row["cost"]) - float(row["doubled_cost"])) / float(row["doubled_cost"])
+
+
+def read_rows(path: Path | None) -> list[dict[str, str]]:
+    if path is None or not path.exists():
+        return []
+    return list(csv.DictReader(path.open()))
+
+
+def table(rows: list[dict[str, str]]) -> str:
+    """The markdown table, one line per set."""
+    lines = ["| set | instances | budget: iterations / without improvement | iterations run "
+             "(mean) | CPU s at the budget (mean, est.) | gain of doubling, mean % | max % | "
+             "instances > 0.1% |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name in SETS:
+        sel = [r for r in rows if r["set"] == name]
+        if not sel:
+            continue
+        budget = sel[0]["budget"].split("-")
+        gain = np.array([gain_of(r) for r in sel])
+        iters = np.array([int(r["iterations"]) for r in sel])
+        cpu = np.array([float(r["cpu_seconds"]) * int(r["iterations"])
+                        / max(1, int(r["doubled_iterations"])) for r in sel])
+        capped = sum(int(r["timed_out"]) for r in sel)
+        lines.append(f"| {name} | {len(sel)} | {budget[1][1:]} / {budget[2][1:]} | "
+                     f"{iters.mean():,.0f} | {cpu.mean():.1f} | {gain.mean():.3f} | "
+                     f"{gain.max():.3f} | {(gain > 0.1).sum()} |"
+                     + (f" ({capped} hit the safety cap)" if capped else ""))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instances", type=int, default=32)
+    parser.add_argument("--sets", default=",".join(SETS),
+                        help="comma list of: " + ", ".join(SETS))
+    parser.add_argument("--rows", type=Path, default=None, help="resumable per-instance CSV")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write the table with the command and git commit here (.md)")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.sets.split(",")]
+    unknown = [n for n in names if n not in SETS]
+    if unknown:
+        raise SystemExit(f"unknown set {unknown[0]!r}; choose from {', '.join(SETS)}")
+
+    rows = read_rows(args.rows)
+    for name in names:
+        instances = SETS[name][0](args.instances)
+        key = reference_budget(instances[0].problem, instances[0].size).key
+        done = {int(r["index"]) for r in rows if r["set"] == name}
+        if any(r["budget"] != key for r in rows if r["set"] == name):
+            raise SystemExit(f"{args.rows} holds {name} rows of another budget than {key}")
+        for index, instance in enumerate(instances):
+            if index in done:
+                continue
+            row = {k: str(v) for k, v in
+                   check_instance(name, index, instance, verify=index == 0).items()}
+            rows.append(row)
+            if args.rows is not None:
+                new = not args.rows.exists()
+                with args.rows.open("a", newline="") as fh:
+                    writer = csv.DictWriter(fh, fieldnames=FIELDS)
+                    if new:
+                        writer.writeheader()
+                    writer.writerow(row)
+            print(f"{name} #{index}: {row['iterations']} iterations, gain of doubling "
+                  f"{gain_of(row):.3f}% ({row['cpu_seconds']} CPU s doubled)", flush=True)
+
+    rows = [r for r in rows if r["set"] in names and int(r["index"]) < args.instances]
+    text = table(rows)
+    print(text)
+    if args.out is not None:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=False).stdout.strip()
+        sources = "\n".join(f"- {name}: {SETS[name][1]}" for name in names)
+        atomic_write_text(args.out, f"# Gain of doubling the PyVRP reference budget\n\n"
+                          f"`{' '.join(['python', *sys.argv])}` at commit {commit}; one process; "
+                          f"CPU seconds are process time (wall time was longer: the 2-core machine "
+                          f"was shared with a training run and other jobs).\n\n"
+                          f"Instances (the first {args.instances} of each):\n\n{sources}\n\n"
+                          f"{text}\n")
+
+
+if __name__ == "__main__":
+    main()
