@@ -12,6 +12,7 @@ from routecli import __version__
 from routecli.cli import (
     analyze,
     bench,
+    compare_pe,
     generate,
     info,
     plot,
@@ -39,6 +40,7 @@ app.command("generate")(generate.generate)
 app.command("bench")(bench.bench)
 app.command("train")(train.train)
 app.command("train-nds")(train_nds.train_nds)
+app.command("compare-pe")(compare_pe.compare_pe)
 app.add_typer(analyze.app, name="analyze")
 app.command("probe")(probe.probe)
 plot.app.command("solution")(plot_solution.solution)

@@ -85,11 +85,13 @@ def build_pe(spec: str, pe_dim: int, num_heads: int, head_dim: int) -> Positiona
 class PositionalInput(nn.Module):
     """Runs the PE and routes its output by kind: ``(node channels [B, V, 2 pe_dim], bias
     [B, H|1, V, V] | None, rotary angles [B, V, d/2] | None)``; node channels are zero for a
-    bias or rotary PE. The PE's own parameters (APE, RPE, SPD, DACT tables) live in ``pe``."""
+    bias or rotary PE. The PE's own parameters (APE, RPE, SPD, DACT tables) live in ``pe`` and
+    are drawn from a forked random state, so with one seed every other weight starts equal."""
 
     def __init__(self, spec: str, pe_dim: int, num_heads: int, head_dim: int):
         super().__init__()
-        self.pe = build_pe(spec, pe_dim, num_heads, head_dim)
+        with torch.random.fork_rng():  # a learnable PE leaves the rest of the model's init alone
+            self.pe = build_pe(spec, pe_dim, num_heads, head_dim)
         self.width = 2 * pe_dim
         if self.pe.kind == "node" and self.pe.out_dim > self.width:
             raise ValueError(f"PE {spec!r} is {self.pe.out_dim} wide, more than 2 * pe_dim")

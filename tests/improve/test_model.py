@@ -101,3 +101,11 @@ def test_checkpoint_round_trip(tmp_path):
     obs = observation()
     assert torch.allclose(model.decoder(*model.encode(obs)), loaded.decoder(*loaded.encode(obs)))
     assert loaded.config == model.config
+
+
+def test_one_seed_gives_every_pe_the_same_initial_weights_outside_the_pe():
+    reference = {n: p for n, p in small("nope", seed=3).named_parameters()}
+    for pe in ("ape", "dact", "rpe", "spd", "ipe_inv_xpe"):
+        for name, p in small(pe, seed=3).named_parameters():
+            if not name.startswith("positional.pe."):
+                assert torch.equal(p, reference[name]), (pe, name)

@@ -1,0 +1,67 @@
+"""``routecli compare-pe``: PE lists, budgets, an end-to-end run that resumes, the summary."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from routecli.cli.app import main
+from routecli.errors import OptionError
+from routecli.improve import compare
+
+
+def test_table_lists_follow_the_paper():
+    table4 = compare.expand_pes("all", "cvrp")
+    assert len(table4) == 14 and table4[0] == "nope" and table4[-1] == "ipe_inv_xpe"
+    assert "ipe_inv" in table4 and "ipe" not in table4
+    assert compare.expand_pes("table4", "pdtsp")[-1] == "ipe_xpe"
+    assert compare.expand_pes("table10", "cvrp") == ["nope", "ipe_inv", "ipe_inv_index", "xpe",
+                                                      "ipe_inv_xpe"]
+    assert len(compare.expand_pes("table11", "cvrp")) == 6
+    assert compare.expand_pes("table12,sin,nope", "cvrp") == ["ipe_xpe", "ipe_inv_xpe", "sin",
+                                                              "nope"]
+    with pytest.raises(OptionError, match="posenc"):
+        compare.expand_pes("posenc", "cvrp")
+
+
+def test_every_listed_pe_has_the_papers_value():
+    for name in ("table4", "table10", "table11", "table12"):
+        for pe in compare.expand_pes(name, "cvrp"):
+            assert compare.paper_value(pe, "cvrp", "dact", 100) is not None, pe
+    for pe in compare.expand_pes("table4", "pdtsp"):
+        assert compare.paper_value(pe, "pdtsp", "dact", 51) is not None, pe
+    assert compare.paper_value("n2s", "pdtsp", "n2s", 21) == (4.565, 0.05)
+
+
+def test_budgets_parse_with_overrides():
+    schedule, steps = compare.parse_budget("cpu:epochs=7,eval_steps=50,lr_actor=0.002", "dact")
+    assert schedule.epochs == 7 and steps == 50 and schedule.lr_actor == 0.002
+    paper, paper_steps = compare.parse_budget("paper", "n2s")
+    assert paper.t_train == 250 and paper.n_step == 5 and paper_steps == 3000
+    with pytest.raises(OptionError):
+        compare.parse_budget("huge", "dact")
+    with pytest.raises(OptionError):
+        compare.parse_budget("cpu:warp=9", "dact")
+
+
+def test_compare_pe_runs_end_to_end_and_resumes(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    args = ["compare-pe", "--problem", "cvrp", "--size", "8", "--pe", "nope,ipe_inv_xpe",
+            "--seeds", "2", "--budget", "smoke:eval_steps=5", "--test-size", "4",
+            "--out", str(out)]
+    assert main(args) == 0
+    with open(out / "rows.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(r["pe"], r["seed"]) for r in rows} == {(p, s) for p in ("nope", "ipe_inv_xpe")
+                                                    for s in ("0", "1")}
+    assert all(float(r["gap_pct"]) >= -1e-6 for r in rows)  # PyVRP is optimal at this size
+    text = (out / "summary-nope-ipe-inv-xpe.md").read_text()
+    assert "| NoPE | 2 |" in text and "paper Gap" in text
+    assert (out / "summary-nope-ipe-inv-xpe.png").stat().st_size > 0
+    assert main(args) == 0  # everything done: nothing is retrained, no row is added
+    with open(out / "rows.csv") as handle:
+        assert len(list(csv.DictReader(handle))) == 4
+    other = [*args[:-4], "--test-size", "5", "--out", str(out)]
+    assert main(other) == 2  # another protocol in the same folder is refused
