@@ -145,15 +145,21 @@ class SolveResult:
         return None if self.bks is None else gap(self.cost, self.bks)
 
 
+def require_problem(solver: Solver, instance: Instance) -> None:
+    """Refuse an instance of a problem ``solver`` does not solve (commands check every input
+    before solving the first)."""
+    if instance.problem not in solver.problems:
+        raise UnknownSolverError(
+            f"model {solver.name!r} does not solve {instance.problem.upper()} "
+            f"(it solves {', '.join(p.upper() for p in solver.problems)})")
+
+
 def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
         bks: float | None = None, progress: ProgressFn | None = None) -> SolveResult:
     """Solve, time, re-cost on the instance's own scale and validate."""
     from routecli.problems import cost, validate
 
-    if instance.problem not in solver.problems:
-        raise UnknownSolverError(
-            f"model {solver.name!r} does not solve {instance.problem.upper()} "
-            f"(it solves {', '.join(p.upper() for p in solver.problems)})")
+    require_problem(solver, instance)
     start = time.perf_counter()
     solution = solver.solve(instance, seed=seed, stop=stop, progress=progress)
     seconds = time.perf_counter() - start

@@ -25,7 +25,7 @@ def test_unknown_model_and_unsupported_problem_are_user_errors():
         make_solver("nope")
     kp = gen.batch_instances("kp", gen.kp(1, 10, seed=0))[0]
     with pytest.raises(UnknownSolverError, match="does not solve KP"):
-        run(make_solver("nn"), kp)
+        run(make_solver("sisr"), kp)  # nn solves knapsacks (value/weight greedy)
 
 
 def test_an_option_the_model_does_not_take_is_refused_by_its_flag_name():

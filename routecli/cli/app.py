@@ -1,5 +1,11 @@
 """``routecli``: the Typer application and the entry point that turns user errors into one
-line on stderr with exit code 2 (no tracebacks)."""
+line on stderr with exit code 2 (no tracebacks).
+
+Every command module keeps torch, matplotlib, PyVRP and the numba kernels out of its module
+level (they load inside the command), so ``routecli --help`` and ``routecli info`` start in
+well under a second; ``tests/cli/test_startup.py`` checks that importing this module loads none
+of them.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,6 @@ from routecli import __version__
 from routecli.cli import (
     analyze,
     bench,
-    compare_pe,
     generate,
     info,
     plot,
@@ -21,29 +26,24 @@ from routecli.cli import (
     solve,
     train,
     train_nds,
+    validate,
 )
-from routecli.cli.common import err_console
+from routecli.cli.common import Command, err_console, new_app
 from routecli.errors import RoutecliError
 
-app = typer.Typer(
-    name="routecli",
-    help="Neural vehicle routing from the command line: read TSPLIB/CVRPLIB files, solve them "
-    "with MiLoop, neural deconstruction search or PyVRP, and measure the gap to the best-known "
-    "solution.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-app.command("solve")(solve.solve)
-app.command("info")(info.info)
-app.command("generate")(generate.generate)
-app.command("bench")(bench.bench)
-app.command("train")(train.train)
-app.command("train-nds")(train_nds.train_nds)
-app.command("compare-pe")(compare_pe.compare_pe)
+app = new_app("Neural vehicle routing from the command line: read TSPLIB/CVRPLIB files, solve "
+              "them with MiLoop, neural deconstruction search or PyVRP, and measure the gap to "
+              "the best-known solution.")
+app.command("solve", cls=Command)(solve.solve)
+app.command("validate", cls=Command)(validate.validate)
+app.command("info", cls=Command)(info.info)
+app.command("generate", cls=Command)(generate.generate)
+app.command("bench", cls=Command)(bench.bench)
+app.command("train", cls=Command)(train.train)
+app.command("train-nds", cls=Command)(train_nds.train_nds)
 app.add_typer(analyze.app, name="analyze")
-app.command("probe")(probe.probe)
-plot.app.command("solution")(plot_solution.solution)
+app.command("probe", cls=Command)(probe.probe)
+plot.app.command("solution", cls=Command)(plot_solution.solution)
 app.add_typer(plot.app, name="plot")
 
 

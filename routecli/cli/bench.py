@@ -7,52 +7,80 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from routecli.bench import read_rows_for, resolve, run_bench, summarise, write_report
-from routecli.cli.common import CANDIDATES_HELP, console, fmt_gap, model_options
+from routecli.cli import choices
+from routecli.cli.common import (
+    CANDIDATES_HELP,
+    JOBS_HELP,
+    MODEL_THREADS_HELP,
+    ROUND_HELP,
+    SEED_HELP,
+    TIME_LIMIT_HELP,
+    console,
+    fmt_gap,
+    model_options,
+    threads_for,
+)
 from routecli.errors import OptionError
-from routecli.io import read_instance
-from routecli.solvers import REGISTRY, Stop, make_settings
+from routecli.solvers import REGISTRY
 
 
 def bench(
-    targets: list[str] = typer.Argument(None, help="Instance files or folders (in addition to "
-                                        "--set)."),
-    sets: list[str] = typer.Option([], "--set", help="Named set (tsplib, cvrplib-x, "
-                                   "cvrplib-ags), a folder, or a file; repeatable."),
-    model: str = typer.Option(..., "--model", "-m", help=f"Solver: {', '.join(REGISTRY)}."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output folder: results.csv, report.md, "
-                             "gap_vs_size.png, solutions/. Rerunning skips finished instances."),
+    targets: list[str] = typer.Argument(None, metavar="INPUT", help="Instance files or folders "
+                                        "(in addition to --set)."),
+    sets: list[str] = typer.Option([], "--set", metavar="NAME", help="Named set ("
+                                   + ", ".join(choices.BENCH_SETS) + "), a folder, or a file; "
+                                   "repeatable."),
+    model: str = typer.Option(..., "--model", "-m", metavar="NAME",
+                              help=f"Solver: {', '.join(REGISTRY)}."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", help="Output folder: "
+                             "results.csv, report.md, gap_vs_size.png, solutions/. Rerunning "
+                             "skips finished instances."),
     time_limit: float | None = typer.Option(None, "--time-limit", "-t", min=0.0,
-                                            help="Seconds per instance (searches default to "
-                                            "10)."),
-    iterations: int | None = typer.Option(None, "--iterations", min=1, help="Iteration limit "
-                                          "per instance (searches)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Instances solved in parallel."),
-    data_root: Path | None = typer.Option(None, "--data-root", help="Folder holding tsplib/ and "
-                                          "cvrplib/ (default: $ROUTECLI_DATA or "
-                                          "../shared/benchdata)."),
-    compare: Path | None = typer.Option(None, "--compare", help="results.csv of another run, "
-                                        "shown side by side in the report."),
-    max_size: int | None = typer.Option(None, "--max-size", min=1, help="Skip instances larger "
-                                        "than this."),
-    decode: str | None = typer.Option(None, "--decode", help="MiLoop decoding: greedy "
-                                      "(default), sampling, multistart."),
-    starts: int | None = typer.Option(None, "--starts", min=1, help="MiLoop multi-start M "
-                                      "(default 100)."),
-    augment: bool = typer.Option(False, "--augment", help="8-fold symmetry augmentation."),
-    checkpoint: Path | None = typer.Option(None, "--checkpoint", help="Model weights."),
-    candidates: int | None = typer.Option(None, "--candidates", min=0, help=CANDIDATES_HELP),
-    pe: str | None = typer.Option(None, "--pe", help="Positional encoding (nds)."),
-    policy: str | None = typer.Option(None, "--policy", help="Removal policy (nds/sisr)."),
-    polish: bool = typer.Option(False, "--polish", help="Local-search polish."),
-    rounding: str = typer.Option("file", "--round", help="Distance rule override."),
-    threads: int | None = typer.Option(None, "--threads", min=1, help="Torch CPU threads for "
-                                       "neural models (default: one per core)."),
+                                            metavar="SECONDS", help=TIME_LIMIT_HELP),
+    iterations: int | None = typer.Option(None, "--iterations", min=1, metavar="N",
+                                          help="Iteration limit per instance (searches: hgs, "
+                                          "sisr, nds)."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N",
+                             help=JOBS_HELP),
+    data_root: Path | None = typer.Option(None, "--data-root", metavar="FOLDER",
+                                          help="Folder holding tsplib/ and cvrplib/ (default: "
+                                          "$ROUTECLI_DATA or ../shared/benchdata)."),
+    compare: Path | None = typer.Option(None, "--compare", metavar="CSV", help="results.csv of "
+                                        "another run, shown side by side in the report."),
+    max_size: int | None = typer.Option(None, "--max-size", min=1, metavar="N", help="Skip "
+                                        "instances larger than this."),
+    decode: str | None = typer.Option(None, "--decode", metavar="METHOD", help="MiLoop "
+                                      f"decoding: {', '.join(choices.DECODES)} (default "
+                                      f"{choices.DECODES[0]})."),
+    starts: int | None = typer.Option(None, "--starts", min=1, metavar="M", help="MiLoop "
+                                      "multistart M or samples (default 100)."),
+    augment: bool = typer.Option(False, "--augment", help="MiLoop: 8-fold symmetry "
+                                 "augmentation."),
+    checkpoint: Path | None = typer.Option(None, "--checkpoint", metavar="FILE",
+                                           help="Weights of miloop or nds (default: the "
+                                           "shipped checkpoint)."),
+    candidates: int | None = typer.Option(None, "--candidates", min=0, metavar="K",
+                                          help=CANDIDATES_HELP),
+    pe: str | None = typer.Option(None, "--pe", metavar="NAME", help="nds positional encoding "
+                                  "(default: the checkpoint's)."),
+    policy: str | None = typer.Option(None, "--policy", metavar="NAME", help="Removal policy: "
+                                      "sisr takes " + " or ".join(choices.REMOVAL_POLICIES)
+                                      + " (default strings), nds also learned (its "
+                                      "default)."),
+    polish: bool = typer.Option(False, "--polish", help="sisr, nds: local-search polish."),
+    rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
+    threads: int | None = typer.Option(None, "--threads", min=1, metavar="N",
+                                       help=MODEL_THREADS_HELP),
 ) -> None:
     """Solve a benchmark set, validate every solution, report gaps by size bucket."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from routecli.bench import read_rows_for, resolve, run_bench, summarise, write_report
+    from routecli.io import read_instance
+    from routecli.solvers import Stop, make_settings
+
     files = resolve([*sets, *(targets or [])], data_root)
     if not files:
         raise OptionError("nothing to solve: pass --set, folders or files")
@@ -60,7 +88,8 @@ def bench(
         files = [f for f in files if read_instance(f, rounding).size <= max_size]
     settings = make_settings(model, **model_options(
         decode=decode, starts=starts, augment=augment, checkpoint=checkpoint,
-        candidates=candidates, pe=pe, policy=policy, polish=polish, threads=threads))
+        candidates=candidates, pe=pe, policy=policy, polish=polish,
+        threads=threads_for(model, threads)))
     other = read_rows_for(compare) if compare is not None else None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
@@ -85,7 +114,7 @@ def bench(
                       f"{summaries[-1].count}")
     console.print(f"report: {report}")
     if any(not r.feasible for r in rows):
-        raise SystemExit(1)
+        raise typer.Exit(1)
 
 
 def _remaining(files: list[Path], out: Path) -> int:

@@ -7,14 +7,13 @@ starts (Typer builds all the help up front), so heavy imports belong inside the 
 
 from __future__ import annotations
 
-import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich.console import Console
-from typer.core import TyperCommand
+from typer.core import TyperArgument, TyperCommand
 
 from routecli.cli import choices
 from routecli.errors import OptionError
@@ -22,21 +21,25 @@ from routecli.errors import OptionError
 # -h as well as --help, in every command (click hands these settings down to subcommands).
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
+DEFAULT_THREADS = 1  # torch threads: the default, one per core, crawls on a core other jobs use
 CANDIDATES_HELP = ("MiLoop: attend only to the K nearest allowed nodes per step (default: 200 "
                    "for TSP, 400 for CVRP above 1000 nodes; 0 = always all nodes).")
-ROUND_HELP = ("Distance rule: file (the file's own), none (exact Euclidean, like exact), "
-              + ", ".join(r for r in choices.ROUND if r not in ("file", "none")) + ".")
-THREADS_HELP = ("Torch CPU threads of neural models (default: 1; more threads pay off only on "
-                "cores no other job is using).")
-JOBS_HELP = "Parallel worker processes (default: 1)."
+ROUND_HELP = ("Distance rule: file (the file's own), "
+              + ", ".join(r for r in choices.ROUND if r not in ("file", "none"))
+              + "; none is exact (float Euclidean).")
+THREADS_HELP = ("Torch CPU threads of neural models; more pay off only on cores no other job "
+                "is using.")
+# solve and bench: --threads stays None unless given, so nn and hgs can still refuse an explicit
+# --threads, and threads_for() supplies the default; the help shows it as click would.
+MODEL_THREADS_HELP = f"{THREADS_HELP}  [default: {DEFAULT_THREADS}]"
+JOBS_HELP = "Parallel worker processes."
 SEED_HELP = "Random seed."
-TIME_LIMIT_HELP = (f"Seconds per instance. Default: hgs, sisr and nds search "
-                   f"{choices.SEARCH_SECONDS:g} s; nn and miloop finish their construction. "
-                   "Every model honours it: miloop starts no new rollouts after it and returns "
-                   "the best finished; nn always finishes within milliseconds.")
+TIME_LIMIT_HELP = (f"Seconds per instance (default: hgs, sisr and nds search "
+                   f"{choices.SEARCH_SECONDS:g} s; nn and miloop finish their construction). "
+                   "miloop starts no rollouts after it and returns the best finished; nn "
+                   "always finishes within milliseconds.")
 BKS_HELP = ("Best-known value to compute the gap against, > 0 (default: a published .sol/"
             ".opt.tour beside the instance, then the packaged registry).")
-DEFAULT_THREADS = 1
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -52,12 +55,23 @@ def new_app(help_text: str, **settings: Any) -> typer.Typer:
 
 class Command(TyperCommand):
     """A command whose help names each argument by its metavar alone: Typer would add the
-    Python type (``FILE <list[Path]>``), which tells a user nothing."""
+    Python type (``FILE <list[Path]>``), which tells a user nothing, and brace it in the usage
+    line (``{FILE}...``)."""
 
-    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        arguments = [_argument_record(p) for p in self.get_params(ctx)
-                     if isinstance(p, click.Argument)]
-        options = [record for p in self.get_params(ctx) if isinstance(p, click.Option)
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name, _ = _argument_record(param)
+                pieces.append(name if param.required else f"[{name}]")
+            else:
+                pieces += param.get_usage_pieces(ctx)
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        params = self.get_params(ctx)
+        arguments = [_argument_record(p) for p in params if isinstance(p, TyperArgument)]
+        options = [record for p in params if not isinstance(p, TyperArgument)
                    and (record := p.get_help_record(ctx)) is not None]
         for title, rows in (("Arguments", arguments), ("Options", options)):
             if rows:
@@ -65,9 +79,10 @@ class Command(TyperCommand):
                     formatter.write_dl(rows)
 
 
-def _argument_record(param: click.Argument) -> tuple[str, str]:
+def _argument_record(param: TyperArgument) -> tuple[str, str]:
+    """The argument's name (``FILE...`` for several) and help."""
     name = (param.metavar or param.name or "").upper() + ("..." if param.nargs != 1 else "")
-    return name, (getattr(param, "help", None) or "") + ("  [required]" if param.required else "")
+    return name, (param.help or "") + ("  [required]" if param.required else "")
 
 
 def fmt_gap(gap: float | None) -> str:
@@ -109,7 +124,9 @@ def check_bks(bks: float | None) -> None:
 
 def check_writable(path: Path, what: str) -> None:
     """Refuse, before any work, an output ``path`` that cannot be written: a folder, or one
-    whose nearest existing parent is a file or a folder we may not write into."""
+    whose nearest existing parent is a file or a folder we may not create files in. The test
+    is a real file created there and removed: permission bits say nothing when running as root
+    or on a read-only mount."""
     if path.is_dir():
         raise OptionError(f"{what} {path} is a folder, not a file")
     parent = path.parent
@@ -117,5 +134,9 @@ def check_writable(path: Path, what: str) -> None:
         parent = parent.parent
     if not parent.is_dir():
         raise OptionError(f"{what} {path}: {parent} is a file, not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise OptionError(f"{what} {path}: no permission to write in {parent}")
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        raise OptionError(f"{what} {path}: cannot write in {parent} "
+                          f"({exc.strerror or type(exc).__name__})") from None

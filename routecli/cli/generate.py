@@ -3,38 +3,46 @@ VRPLIB/TSPLIB files."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-import numpy as np
 import typer
 
-from routecli.cli.common import console
+from routecli.cli import choices
+from routecli.cli.common import SEED_HELP, console
 from routecli.errors import OptionError
-from routecli.generate import GENERATORS, KP_CAPACITIES, save_batch
-from routecli.io.writers import write_instance_file
 
 FORMATS = ("npz", "file")
 
 
 def generate(
-    problem: str = typer.Argument(..., help=f"Problem: {', '.join(GENERATORS)}."),
-    n: int = typer.Option(100, "--n", "-n", min=1, help="Customers (CVRP family), nodes (TSP), "
-                          "pickup+delivery nodes (PDTSP) or items (KP)."),
-    num: int = typer.Option(1, "--num", min=1, help="Number of instances."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output .npz file (--format npz) or folder "
-                             "(--format file)."),
-    fmt: str = typer.Option("npz", "--format", help="npz (one batch for training/evaluation) or "
-                            "file (one .vrp/.tsp per instance)."),
-    capacity: str = typer.Option("default", "--capacity", help="CVRP family: a number, 'miloop' "
-                                 "(50), or 'pe' (PE paper Appendix F, size-dependent); KP: one of "
-                                 "10/25/50/100."),
-    distribution: str = typer.Option("uniform", "--distribution", help="CVRP family: uniform or "
-                                     "clustered."),
-    scale: int = typer.Option(1000, "--scale", min=1, help="--format file: coordinates are "
-                              "multiplied by this and rounded (EUC_2D files, like CVRPLIB)."),
+    problem: str = typer.Argument(..., metavar="PROBLEM",
+                                  help=f"Problem: {', '.join(choices.GENERATE_PROBLEMS)}."),
+    size: int = typer.Option(100, "--size", "-n", min=1, metavar="N", help="Instance size: "
+                             "customers (CVRP family), nodes (TSP), pickup+delivery nodes "
+                             "(PDTSP) or items (KP)."),
+    size_alias: int | None = typer.Option(None, "--n", min=1, hidden=True),  # the old spelling
+    num: int = typer.Option(1, "--num", min=1, metavar="N", help="Number of instances."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="Output .npz file "
+                             "(--format npz) or folder (--format file)."),
+    fmt: str = typer.Option("npz", "--format", metavar="FORMAT", help="npz (one batch for "
+                            "training/evaluation) or file (one .vrp/.tsp per instance)."),
+    capacity: str = typer.Option("default", "--capacity", metavar="VALUE", help="CVRP family: "
+                                 "default (50 for CVRP, the PE rule otherwise), a number, miloop "
+                                 "(50), or pe (PE paper Appendix F, size-dependent); KP: one of "
+                                 + "/".join(map(str, choices.KP_CAPACITIES)) + " (default 25)."),
+    distribution: str = typer.Option("uniform", "--distribution", metavar="NAME",
+                                     help="CVRP family: uniform or clustered."),
+    scale: int = typer.Option(1000, "--scale", min=1, metavar="N", help="--format file: "
+                              "coordinates are multiplied by this and rounded (EUC_2D files, "
+                              "like CVRPLIB)."),
 ) -> None:
-    """Generate seeded synthetic instances (formulas in ``routecli.generate``)."""
+    """Generate seeded synthetic instances (the formulas are in the routecli.generate module)."""
+    from routecli.generate import GENERATORS, save_batch
+    from routecli.io.writers import write_instance_file
+
+    n = size if size_alias is None else size_alias
     if problem not in GENERATORS:
         raise OptionError(f"unknown problem {problem!r}; choose from {', '.join(GENERATORS)}")
     if fmt not in FORMATS:
@@ -56,6 +64,8 @@ def generate(
 
 
 def _problem_options(problem: str, capacity: str, distribution: str) -> dict:
+    from routecli.generate import KP_CAPACITIES
+
     if problem in ("tsp", "pdtsp"):
         return {}
     if problem == "kp":
@@ -75,6 +85,6 @@ def _number(text: str) -> float:
         value = float(text)
     except ValueError:
         raise OptionError(f"--capacity must be a number, 'miloop' or 'pe', got {text!r}") from None
-    if not np.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or value <= 0:
         raise OptionError(f"--capacity must be positive, got {text!r}")
     return value

@@ -5,22 +5,24 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
 import typer
-from rich.table import Table
 
-from routecli.cli.common import console, fmt_cost
-from routecli.io import best_known, read_instance
-from routecli.problems import PCVRPInstance, VRPTWInstance
-from routecli.problems.instance import CapacitatedInstance
+from routecli.cli.common import ROUND_HELP, console, fmt_cost
 
 
 def info(
-    file: Path = typer.Argument(..., help="Instance file (.tsp, .vrp, Solomon .txt)."),
-    rounding: str = typer.Option("file", "--round", help="Distance rule: file (the file's own), "
-                                 "none (exact Euclidean), euc2d, ceil2d, att, geo."),
+    file: Path = typer.Argument(..., metavar="FILE", help="Instance file (.tsp, .vrp, Solomon "
+                                ".txt)."),
+    rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
 ) -> None:
     """Describe an instance: problem, size, distance rule, capacity, demand, best-known value."""
+    import numpy as np
+    from rich.table import Table
+
+    from routecli.io import best_known, read_instance
+    from routecli.problems import PCVRPInstance, VRPTWInstance
+    from routecli.problems.instance import CapacitatedInstance
+
     instance = read_instance(file, rounding)
     table = Table(title=f"{instance.name}", show_header=False)
     table.add_row("file", str(file))

@@ -1,109 +1,192 @@
-"""``routecli solve FILE... --model NAME``: solve instance files, report cost, gap and time."""
+"""``routecli solve FILE|FOLDER... --model NAME``: solve instance files, report cost, gap and
+time, for people (a line per instance, a summary table) or for scripts (``--json``, ``--csv``).
+"""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.status import Status
-from rich.table import Table
 
+from routecli.cli import choices
 from routecli.cli.common import (
+    BKS_HELP,
     CANDIDATES_HELP,
+    MODEL_THREADS_HELP,
+    ROUND_HELP,
+    SEED_HELP,
+    TIME_LIMIT_HELP,
+    check_bks,
+    check_writable,
     console,
     err_console,
     fmt_cost,
     fmt_gap,
     model_options,
+    threads_for,
 )
+from routecli.cli.outputs import solution_targets, write_target
 from routecli.errors import OptionError
-from routecli.io import best_known, read_instance, solution_suffix, write_solution
-from routecli.problems import Instance
-from routecli.solvers import REGISTRY, Progress, SolveResult, Stop, make_settings, make_solver, run
+from routecli.solvers import REGISTRY
 
+if TYPE_CHECKING:
+    from rich.table import Table
 
-def output_path(out: Path | None, file: Path, result: SolveResult, many: bool) -> Path | None:
-    """Where the solution of ``file`` goes: ``out`` itself for one file with a solution suffix,
-    otherwise ``out/<stem>.sol|.tour``."""
-    if out is None:
-        return None
-    suffix = solution_suffix(result.solution)
-    if not many and out.suffix in (".sol", ".tour"):
-        return out
-    return out / f"{file.stem}{suffix}"
+    from routecli.problems import Instance
+    from routecli.solvers import Progress, Solver, SolveResult, Stop
+
+# The columns of --csv and the keys of each --json object, in order.
+FIELDS = ("instance", "file", "problem", "size", "model", "seed", "cost", "bks", "bks_source",
+          "gap_pct", "seconds", "feasible", "violations", "solution_file")
 
 
 def solve(
-    files: list[Path] = typer.Argument(..., help="Instance files (.vrp, .tsp, Solomon .txt)."),
-    model: str = typer.Option("hgs", "--model", "-m",
+    files: list[Path] = typer.Argument(..., metavar="INPUT", help="Instance files (.vrp, .tsp, "
+                                       "Solomon .txt) or folders (every instance file in "
+                                       "them)."),
+    model: str = typer.Option("hgs", "--model", "-m", metavar="NAME",
                               help=f"Solver: {', '.join(REGISTRY)}."),
     time_limit: float | None = typer.Option(None, "--time-limit", "-t", min=0.0,
-                                            help="Seconds per instance (searches default to "
-                                            "10; constructive decoding stops starting new "
-                                            "rollouts and returns the best finished)."),
-    iterations: int | None = typer.Option(None, "--iterations", min=1, help="Iteration limit "
-                                          "per instance (searches: hgs, sisr, nds)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Solution file (.sol/.tour) for "
-                                    "one instance, or a folder for several."),
-    bks: float | None = typer.Option(None, "--bks", help="Best-known value to compute the gap "
-                                     "against (default: sibling .sol/.opt.tour, then registry)."),
-    rounding: str = typer.Option("file", "--round", help="Distance rule: file, none (exact "
-                                 "Euclidean), euc2d, ceil2d, att, geo."),
-    decode: str | None = typer.Option(None, "--decode", help="MiLoop decoding: greedy "
-                                      "(default), sampling, multistart."),
-    starts: int | None = typer.Option(None, "--starts", min=1, help="MiLoop multi-start M "
-                                      "(distinct first nodes) or samples (default 100)."),
-    augment: bool = typer.Option(False, "--augment", help="8-fold symmetry augmentation."),
-    checkpoint: Path | None = typer.Option(None, "--checkpoint", help="Model weights "
-                                           "(default: the shipped checkpoint)."),
-    candidates: int | None = typer.Option(None, "--candidates", min=0, help=CANDIDATES_HELP),
-    pe: str | None = typer.Option(None, "--pe", help="Positional encoding (nds)."),
-    policy: str | None = typer.Option(None, "--policy", help="Removal policy (nds/sisr): "
-                                      "learned, random, strings."),
-    polish: bool = typer.Option(False, "--polish", help="Local-search polish of the result."),
-    device: str | None = typer.Option(None, "--device", help="Torch device of neural models: "
-                                      "cpu (default), cuda."),
-    threads: int | None = typer.Option(None, "--threads", min=1, help="Torch CPU threads for "
-                                       "neural models (default: one per core)."),
+                                            metavar="SECONDS", help=TIME_LIMIT_HELP),
+    iterations: int | None = typer.Option(None, "--iterations", min=1, metavar="N",
+                                          help="Iteration limit per instance (searches: hgs, "
+                                          "sisr, nds)."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    out: Path | None = typer.Option(None, "--out", "-o", metavar="PATH",
+                                    help="Solution file for one input (.sol for problems with "
+                                    "a depot, .tour for TSP), or a folder; checked before "
+                                    "solving. An existing file is replaced only if routecli "
+                                    "wrote it."),
+    force: bool = typer.Option(False, "--force", help="Let --out replace a file routecli did "
+                               "not write, such as a published best-known .sol."),
+    json_lines: bool = typer.Option(False, "--json", help="Print one JSON object per instance "
+                                    "(plain numbers, gap in percent) instead of text."),
+    csv_file: Path | None = typer.Option(None, "--csv", metavar="FILE", help="Also write a "
+                                         "summary .csv, one row per instance (the --json "
+                                         "fields)."),
+    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
+    decode: str | None = typer.Option(None, "--decode", metavar="METHOD", help="MiLoop "
+                                      f"decoding: {', '.join(choices.DECODES)} (default "
+                                      f"{choices.DECODES[0]})."),
+    starts: int | None = typer.Option(None, "--starts", min=1, metavar="M", help="MiLoop "
+                                      "multistart M (distinct first nodes) or samples (default "
+                                      "100)."),
+    augment: bool = typer.Option(False, "--augment", help="MiLoop: 8-fold symmetry "
+                                 "augmentation."),
+    checkpoint: Path | None = typer.Option(None, "--checkpoint", metavar="FILE",
+                                           help="Weights of miloop or nds (default: the "
+                                           "shipped checkpoint)."),
+    candidates: int | None = typer.Option(None, "--candidates", min=0, metavar="K",
+                                          help=CANDIDATES_HELP),
+    pe: str | None = typer.Option(None, "--pe", metavar="NAME", help="nds positional encoding "
+                                  "(default: the checkpoint's): "
+                                  + ", ".join(choices.PE_NAMES) + "."),
+    policy: str | None = typer.Option(None, "--policy", metavar="NAME", help="Removal policy: "
+                                      "sisr takes " + " or ".join(choices.REMOVAL_POLICIES)
+                                      + " (default strings), nds also learned (its "
+                                      "default)."),
+    polish: bool = typer.Option(False, "--polish", help="sisr, nds: local-search polish of the "
+                                "result."),
+    device: str | None = typer.Option(None, "--device", metavar="NAME", help="MiLoop torch "
+                                      "device: cpu (default) or cuda."),
+    threads: int | None = typer.Option(None, "--threads", min=1, metavar="N",
+                                       help=MODEL_THREADS_HELP),
 ) -> None:
     """Solve instances and print cost, best-known value, gap, time and feasibility."""
-    if bks is not None and len(files) > 1:
+    from routecli.io import expand_inputs, read_instance
+    from routecli.solvers import Stop, make_settings, make_solver, require_problem
+
+    check_bks(bks)
+    if csv_file is not None:
+        check_csv(csv_file)
+    paths = expand_inputs(list(files))
+    if bks is not None and len(paths) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
     settings = make_settings(model, **model_options(
         decode=decode, starts=starts, augment=augment, checkpoint=checkpoint,
-        candidates=candidates, pe=pe, policy=policy, polish=polish, threads=threads,
-        device=device))
+        candidates=candidates, pe=pe, policy=policy, polish=polish,
+        threads=threads_for(model, threads), device=device))
     stop = Stop(seconds=time_limit, iterations=iterations)
     solver = make_solver(model, settings)
-    instances: list[Instance] = [read_instance(f, rounding) for f in files]  # fail early
-    many = len(files) > 1
-    results: list[SolveResult] = []
-    failed = 0
-    for file, instance in zip(files, instances, strict=False):
-        reference, _ = best_known(instance, file, bks)
-        label = f"solving {instance.name} ({instance.size}) with {model}"
+    instances = [read_instance(p, rounding) for p in paths]  # every input read before solving
+    for instance in instances:
+        require_problem(solver, instance)
+    targets = solution_targets(out, paths, [i.problem for i in instances], force)
+    rows = [solve_one(solver, path, instance, target, seed=seed, stop=stop, bks=bks,
+                      machine=json_lines)
+            for path, instance, target in zip(paths, instances, targets, strict=True)]
+    if csv_file is not None:
+        write_csv(csv_file, rows)
+    if len(rows) > 1 and not json_lines:
+        console.print(summary_table(rows))
+    if not all(row["feasible"] for row in rows):
+        raise typer.Exit(1)
+
+
+def check_csv(path: Path) -> None:
+    if path.suffix != ".csv":
+        raise OptionError(f"--csv must name a .csv file, got {path}")
+    check_writable(path, "--csv")
+
+
+def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | None, *, seed: int,
+              stop: Stop, bks: float | None, machine: bool) -> dict[str, Any]:
+    """Solve one instance, report it (text or a JSON line), write its solution if feasible;
+    returns its row (:data:`FIELDS`)."""
+    from routecli.io import best_known
+    from routecli.solvers import run
+
+    reference, source = best_known(instance, path, bks)
+    if machine:
+        result = run(solver, instance, seed=seed, stop=stop, bks=reference)
+    else:
+        label = f"solving {instance.name} ({instance.size}) with {solver.name}"
         with console.status(label) as line:
 
-            def show(progress: Progress, line: Status = line, label: str = label) -> None:
+            def show(progress: Progress) -> None:
                 line.update(f"{label}: {progress_text(progress)}")
 
             result = run(solver, instance, seed=seed, stop=stop, bks=reference, progress=show)
-        results.append(result)
-        _print_result(result)
-        if not result.feasible:
-            failed += 1
-            err_console.print(f"error: {instance.name}: {model} returned an infeasible solution: "
-                              f"{'; '.join(result.problems[:3])}", markup=False)
-            continue
-        target = output_path(out, file, result, many)
-        if target is not None:
-            write_solution(target, instance, result.solution)
-            console.print(f"  wrote {target}")
-    if many:
-        console.print(summary_table(results))
-    if failed:
-        raise SystemExit(1)
+    written = None
+    if result.feasible and target is not None:
+        written = write_target(target, instance, result.solution)
+    row = result_row(path, result, source, written, seed)
+    if machine:
+        print(json.dumps(row), flush=True)
+    else:
+        print_result(result, written)
+    if not result.feasible:
+        err_console.print(f"error: {instance.name}: {solver.name} returned an infeasible "
+                          f"solution: {'; '.join(result.problems[:3])}", markup=False)
+    return row
+
+
+def result_row(path: Path, result: SolveResult, source: str, written: Path | None,
+               seed: int) -> dict[str, Any]:
+    """One instance's result with plain numbers: the object ``--json`` prints."""
+    return {"instance": result.instance, "file": str(path), "problem": result.problem,
+            "size": result.size, "model": result.model, "seed": seed, "cost": result.cost,
+            "bks": result.bks, "bks_source": source or None, "gap_pct": result.gap,
+            "seconds": round(result.seconds, 4), "feasible": result.feasible,
+            "violations": result.problems, "solution_file": None if written is None
+            else str(written)}
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    from routecli.atomic import atomic_write_text
+
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({**{k: "" if v is None else v for k, v in row.items()},
+                         "violations": "; ".join(row["violations"])})
+    atomic_write_text(path, text.getvalue())
 
 
 def progress_text(progress: Progress) -> str:
@@ -113,25 +196,29 @@ def progress_text(progress: Progress) -> str:
     return f"best {fmt_cost(progress.best)} at {progress.seconds:.1f}s"
 
 
-def _print_result(r: SolveResult) -> None:
+def print_result(r: SolveResult, written: Path | None) -> None:
     status = "[green]feasible[/]" if r.feasible else "[red]INFEASIBLE[/]"
     console.print(
         f"[bold]{r.instance}[/] {r.problem.upper()} n={r.size}  model={r.model}  "
         f"cost={fmt_cost(r.cost)}  bks={fmt_cost(r.bks)}  gap={fmt_gap(r.gap)}  "
         f"time={r.seconds:.2f}s  {status}")
+    if written is not None:
+        console.print(f"  wrote {written}", markup=False)
 
 
-def summary_table(results: list[SolveResult]) -> Table:
+def summary_table(rows: list[dict[str, Any]]) -> Table:
+    from rich.table import Table
+
     table = Table(title="routecli solve")
     for col in ("instance", "n", "model", "cost", "bks", "gap", "time (s)", "feasible"):
         table.add_column(col, justify="left" if col in ("instance", "model") else "right")
-    for r in results:
-        table.add_row(r.instance, str(r.size), r.model, fmt_cost(r.cost), fmt_cost(r.bks),
-                      fmt_gap(r.gap), f"{r.seconds:.2f}", "yes" if r.feasible else "NO")
-    gaps = [r.gap for r in results if r.gap is not None and r.feasible]
-    if len(results) > 1:
-        mean_gap = fmt_gap(sum(gaps) / len(gaps)) if gaps else "-"
-        total = sum(r.seconds for r in results)
-        table.add_row("[bold]mean[/]", "", "", "", "", mean_gap, f"{total:.2f}",
-                      f"{sum(r.feasible for r in results)}/{len(results)}")
+    for r in rows:
+        table.add_row(r["instance"], str(r["size"]), r["model"], fmt_cost(r["cost"]),
+                      fmt_cost(r["bks"]), fmt_gap(r["gap_pct"]), f"{r['seconds']:.2f}",
+                      "yes" if r["feasible"] else "NO")
+    gaps = [r["gap_pct"] for r in rows if r["gap_pct"] is not None and r["feasible"]]
+    mean_gap = fmt_gap(sum(gaps) / len(gaps)) if gaps else "-"
+    total = sum(r["seconds"] for r in rows)
+    table.add_row("[bold]mean[/]", "", "", "", "", mean_gap, f"{total:.2f}",
+                  f"{sum(r['feasible'] for r in rows)}/{len(rows)}")
     return table

@@ -1,0 +1,76 @@
+"""``routecli validate INSTANCE SOLUTION``: check a solution from any tool against an instance
+file: its cost under the file's distance rule, every constraint it violates, its gap to the
+best-known value. Exit 0 if feasible, 1 if not, 2 if either file cannot be read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from routecli.cli.common import BKS_HELP, ROUND_HELP, check_bks, console, fmt_cost, fmt_gap
+
+
+def validate(
+    instance_file: Path = typer.Argument(..., metavar="INSTANCE", help="Instance file (.vrp, "
+                                         ".tsp, Solomon .txt)."),
+    solution_file: Path = typer.Argument(..., metavar="SOLUTION", help="Solution file: a "
+                                         "CVRPLIB .sol (problems with a depot) or a TSPLIB "
+                                         ".tour (TSP)."),
+    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
+    json_line: bool = typer.Option(False, "--json", help="Print one JSON object (plain "
+                                   "numbers, gap in percent) instead of text."),
+) -> None:
+    """Check a solution: cost under the instance's distance rule, every violated constraint,
+    gap to the best-known value. Exit code 0 feasible, 1 infeasible, 2 unreadable input."""
+    check_bks(bks)
+    report = check_solution(instance_file, solution_file, bks, rounding)
+    if json_line:
+        print(json.dumps(report), flush=True)
+    else:
+        print_report(report)
+    if not report["feasible"]:
+        raise typer.Exit(1)
+
+
+def check_solution(instance_file: Path, solution_file: Path, bks: float | None,
+                   rounding: str) -> dict[str, Any]:
+    """What ``validate`` reports, as plain values (the ``--json`` object)."""
+    from routecli.io import best_known, read_instance
+    from routecli.io.solutions import read_solution_and_cost
+    from routecli.problems import cost, gap, validate
+
+    instance = read_instance(instance_file, rounding)
+    solution, stated = read_solution_and_cost(solution_file, instance)
+    violations = validate(instance, solution)
+    value = float(cost(instance, solution))
+    reference, source = best_known(instance, instance_file, bks)
+    feasible = not violations
+    return {"instance": instance.name, "file": str(instance_file),
+            "solution_file": str(solution_file), "problem": instance.problem,
+            "size": instance.size, "rule": instance.metric.rule,  # type: ignore[union-attr]
+            "cost": value, "stated_cost": stated, "bks": reference,
+            "bks_source": source or None,
+            # The gap of an infeasible solution compares it with solutions it does not compete with.
+            "gap_pct": gap(value, reference) if feasible and reference is not None else None,
+            "feasible": feasible, "violations": violations}
+
+
+def print_report(r: dict[str, Any]) -> None:
+    bks = f"{fmt_cost(r['bks'])} ({r['bks_source']})" if r["bks"] is not None else "unknown"
+    console.print(f"[bold]{r['instance']}[/] {r['problem'].upper()} n={r['size']}  "
+                  f"distance {r['rule']}  cost={fmt_cost(r['cost'])}  bks={bks}  "
+                  f"gap={fmt_gap(r['gap_pct'])}")
+    if r["stated_cost"] is not None and abs(r["stated_cost"] - r["cost"]) > 0.01:
+        console.print(f"  the file states cost {fmt_cost(r['stated_cost'])}; recomputed under "
+                      f"{r['rule']}: {fmt_cost(r['cost'])}", markup=False)
+    if r["feasible"]:
+        console.print("[green]feasible[/]")
+        return
+    console.print(f"[red]INFEASIBLE[/]: {len(r['violations'])} violation"
+                  f"{'s' if len(r['violations']) != 1 else ''}")
+    for violation in r["violations"]:
+        console.print(f"  - {violation}", markup=False)

@@ -1,0 +1,39 @@
+"""The value lists ``--help`` shows (copied into routecli.cli.choices so that the help does not
+import torch) agree with the modules that define them."""
+
+from __future__ import annotations
+
+from routecli.cli import choices
+
+
+def test_every_copied_list_matches_its_source():
+    from routecli.analysis import anisometry, entropy
+    from routecli.analysis.data import PROBLEMS
+    from routecli.analysis.pe_plots import PLOTS
+    from routecli.baselines.hgs import DEFAULT_TIME_LIMIT
+    from routecli.bench.sets import NAMED_SETS
+    from routecli.generate import GENERATORS, KP_CAPACITIES
+    from routecli.io import ROUND_CHOICES
+    from routecli.miloop.decode import DECODES
+    from routecli.nds.policy import PROBLEMS as NDS_PROBLEMS
+    from routecli.pe import PE_REGISTRY
+    from routecli.pe.routing import AMPLITUDES, SCHEDULES
+    from routecli.search.ruin import POLICIES
+    from routecli.search.solver import DEFAULT_SECONDS
+
+    assert choices.ROUND == ROUND_CHOICES
+    assert tuple(GENERATORS) == choices.GENERATE_PROBLEMS
+    assert tuple(KP_CAPACITIES) == choices.KP_CAPACITIES
+    assert tuple(NAMED_SETS) == choices.BENCH_SETS
+    assert choices.SET_PROBLEMS == PROBLEMS
+    assert tuple(anisometry.PAPER_TABLE1) == choices.TABLE1_SETS
+    assert tuple(entropy.DEFAULT_SETS) == choices.ENTROPY_SETS
+    assert (choices.ENTROPY_BINS, choices.ENTROPY_MIN_COUNT) == (entropy.DEFAULT_BINS,
+                                                                 entropy.DEFAULT_MIN_COUNT)
+    assert tuple(PE_REGISTRY) == choices.PE_NAMES
+    assert choices.PE_PLOTS == PLOTS
+    assert (choices.IPE_SCHEDULES, choices.IPE_AMPLITUDES) == (SCHEDULES, AMPLITUDES)
+    assert choices.DECODES == DECODES
+    assert tuple(POLICIES) == choices.REMOVAL_POLICIES
+    assert choices.NDS_PROBLEMS == NDS_PROBLEMS
+    assert choices.SEARCH_SECONDS == DEFAULT_SECONDS == DEFAULT_TIME_LIMIT

@@ -1,0 +1,197 @@
+"""``routecli solve`` as scripts and careful users meet it (issue 15): what ``--out`` may
+overwrite and when that is decided, folder inputs, machine-readable output, one-line errors from
+every model, and ``--time-limit`` as a contract."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import vrplib
+
+from routecli import solvers
+from routecli.cli.app import main
+from routecli.cli.choices import SEARCH_SECONDS
+
+MALFORMED = Path(__file__).parents[1] / "data" / "malformed"
+
+
+@pytest.fixture
+def published(data_dir, tmp_path) -> Path:
+    """An instance beside its published best-known solution, as CVRPLIB ships them."""
+    for name in ("tiny.vrp", "tiny.sol"):
+        shutil.copy(data_dir / name, tmp_path / name)
+    return tmp_path
+
+
+@pytest.fixture
+def no_solving(monkeypatch):
+    """Fail the test if anything is solved: refusals must come before the work."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("solved before refusing")
+
+    monkeypatch.setattr(solvers, "run", refuse)
+
+
+def one_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    return err
+
+
+def test_out_never_overwrites_a_best_known_solution_without_force(published, capsys, no_solving):
+    before = (published / "tiny.sol").read_text()
+    assert main(["solve", str(published / "tiny.vrp"), "-m", "nn",
+                 "--out", str(published / "tiny.sol")]) == 2
+    err = one_error(capsys)
+    assert "best-known solution" in err and "--force" in err
+    assert (published / "tiny.sol").read_text() == before
+
+
+def test_force_overwrites_and_the_written_file_is_no_longer_a_best_known_source(published, capsys):
+    argv = ["solve", str(published / "tiny.vrp"), "-m", "nn", "--out", str(published / "tiny.sol")]
+    assert main([*argv, "--force"]) == 0
+    assert "bks=52" in capsys.readouterr().out
+    assert main(argv) == 0  # routecli's own file: replaced without --force, not taken as BKS
+    assert "bks=-" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("out, message", [
+    ("notes.txt", "is a file, not a .sol/.tour file or a folder"),  # an existing other file
+    ("foreign.sol", "was not written by routecli"),  # another tool's solution
+    ("folder.sol", "is a folder, not a file"),  # a folder where a file is expected
+    ("notes.txt/x.sol", "is a file, not a folder"),  # a path that cannot be created
+    ("tiny.tour", "a CVRP solution is a CVRPLIB route file"),  # the wrong format
+])
+def test_a_bad_out_is_refused_before_solving(data_dir, tmp_path, capsys, no_solving, out, message):
+    (tmp_path / "notes.txt").write_text("keep me\n")
+    (tmp_path / "foreign.sol").write_text("Route #1: 1 2 3 4 5\nCost 70\n")
+    (tmp_path / "folder.sol").mkdir()
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "--out",
+                 str(tmp_path / out)]) == 2
+    assert message in one_error(capsys)
+    assert (tmp_path / "notes.txt").read_text() == "keep me\n"
+    assert not list((tmp_path / "folder.sol").iterdir())
+
+
+def test_a_tsp_tour_is_not_written_into_a_sol_file(data_dir, tmp_path, capsys, no_solving):
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "nn", "--out",
+                 str(tmp_path / "tiny.sol")]) == 2
+    assert "name the file tiny.tour" in one_error(capsys)
+    assert not list(tmp_path.iterdir())
+
+
+def test_several_inputs_need_a_folder_not_a_sol_file(data_dir, tmp_path, capsys, no_solving):
+    files = [str(data_dir / "tiny.vrp"), str(data_dir / "tiny_solomon.txt")]
+    assert main(["solve", *files, "-m", "nn", "--out", str(tmp_path / "x.sol")]) == 2
+    assert "2 inputs need a folder" in one_error(capsys)
+    assert not list(tmp_path.iterdir())
+
+
+def test_two_inputs_with_one_solution_name_are_refused(data_dir, tmp_path, capsys, no_solving):
+    (tmp_path / "a").mkdir()
+    shutil.copy(data_dir / "tiny.vrp", tmp_path / "a" / "tiny.vrp")
+    assert main(["solve", str(data_dir / "tiny.vrp"), str(tmp_path / "a" / "tiny.vrp"), "-m",
+                 "nn", "--out", str(tmp_path / "sols")]) == 2
+    assert "would both be written to" in one_error(capsys)
+
+
+def test_a_one_customer_solution_is_a_sol_vrplib_reads(data_dir, tmp_path):
+    out = tmp_path / "one.sol"
+    assert main(["solve", str(data_dir / "one_customer.vrp"), "-m", "nn", "--out", str(out)]) == 0
+    assert vrplib.read_solution(str(out)) == {"routes": [[1]], "cost": 10}
+
+
+def test_a_folder_input_solves_every_instance_in_it(data_dir, tmp_path, capsys):
+    folder = tmp_path / "instances"
+    folder.mkdir()
+    for name in ("tiny.vrp", "one_customer.vrp", "tiny.tsp"):
+        shutil.copy(data_dir / name, folder / name)
+    assert main(["solve", str(folder), "-m", "nn", "--json", "--out", str(tmp_path / "sols")]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["instance"] for r in rows] == ["one_customer", "tiny", "tiny"]
+    assert sorted(p.name for p in (tmp_path / "sols").iterdir()) == [
+        "one_customer.sol", "tiny.sol", "tiny.tour"]
+
+
+def test_json_prints_one_plain_object_per_instance_and_csv_the_same_rows(data_dir, tmp_path,
+                                                                         capsys):
+    summary = tmp_path / "summary.csv"
+    assert main(["solve", str(data_dir / "tiny.vrp"), str(data_dir / "tiny.tsp"), "-m", "nn",
+                 "--json", "--csv", str(summary)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2  # no table, no status lines, no markup
+    rows = [json.loads(line) for line in lines]
+    assert rows[0]["cost"] == 63 and rows[0]["bks"] == 52 and rows[0]["bks_source"] == "tiny.sol"
+    assert rows[0]["gap_pct"] == pytest.approx(100 * 11 / 52)
+    assert rows[0]["feasible"] is True and rows[0]["violations"] == []
+    with open(summary, newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert [r["instance"] for r in table] == ["tiny", "tiny"]
+    assert float(table[0]["cost"]) == 63 and table[1]["bks"] == ""
+
+
+def test_machine_output_has_no_thousands_separators(benchdata, capsys):
+    assert main(["solve", str(benchdata / "cvrplib" / "X" / "X-n101-k25.vrp"), "-m", "nn",
+                 "--json"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert json.loads(line)["bks"] == 27591 and "27,591" not in line
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_a_best_known_value_must_be_positive(data_dir, capsys, no_solving, value):
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", f"--bks={value}"]) == 2
+    assert "--bks must be a positive cost" in one_error(capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["{tiny_vrp}", "-m", "nds", "--device", "cuda"], "--device does not apply to model 'nds'"),
+    (["{explicit}", "-m", "miloop"], "MiLoop needs node coordinates"),
+    (["{diagonal}", "-m", "hgs"], "the diagonal must be 0"),
+    (["{tiny_tsp}", "-m", "miloop", "--checkpoint", "{empty}"], "not a readable routecli checkpoint"),
+    (["{tiny_tsp}", "-m", "miloop", "--checkpoint", "{truncated}"], "not a readable routecli checkpoint"),
+    (["{tiny_tsp}", "-m", "miloop", "--checkpoint", "{malicious}"], "not a readable routecli checkpoint"),
+    (["{tiny_vrp}", "-m", "nds", "--checkpoint", "{empty}"], "not a readable routecli checkpoint"),
+    (["{tiny_vrp}", "-m", "nds", "--checkpoint", "{malicious}"], "not a readable routecli checkpoint"),
+    (["{tiny_tsp}", "-m", "miloop", "--checkpoint", "{missing}"], "not found"),
+])
+def test_model_failures_are_one_line_with_exit_2(data_dir, tmp_path, capsys, argv, message):
+    import torch
+
+    class Payload:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    malicious = tmp_path / "malicious.pt"
+    torch.save({"kind": "miloop", "x": Payload()}, malicious)
+    paths = {"tiny_vrp": data_dir / "tiny.vrp", "tiny_tsp": data_dir / "tiny.tsp",
+             "explicit": data_dir / "explicit5.tsp",
+             "diagonal": MALFORMED / "explicit_nonzero_diagonal.tsp",
+             "empty": MALFORMED / "empty_checkpoint.pt",
+             "truncated": MALFORMED / "truncated_checkpoint.pt",
+             "malicious": malicious, "missing": tmp_path / "missing.pt"}
+    assert main(["solve", *(a.format(**paths) for a in argv)]) == 2
+    err = one_error(capsys)
+    assert message in err and "pwned" not in err + capsys.readouterr().out
+
+
+@pytest.mark.parametrize("model", list(solvers.REGISTRY))
+def test_time_limit_zero_is_honoured_by_every_model(data_dir, capsys, model):
+    instance = data_dir / ("tiny.tsp" if model == "miloop" else "tiny.vrp")
+    extra = ["--decode", "multistart", "--augment"] if model == "miloop" else []
+    argv = ["solve", str(instance), "-m", model, "-t", "0", "--json", *extra]
+    assert main(argv) == 0  # the first run may compile numba kernels (minutes on a cold cache)
+    capsys.readouterr()
+    assert main(argv) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["feasible"]
+    # A search given no limit runs SEARCH_SECONDS; a limit of 0 must stop it long before.
+    assert row["seconds"] < SEARCH_SECONDS / 2
+
+
+def test_nn_accepts_a_time_limit_it_always_meets(data_dir, capsys):
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "-t", "5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["seconds"] < 5
