@@ -42,8 +42,9 @@ from routecli.solvers import Progress, Stop
 SETS: dict[str, tuple[Callable[[int], list[Instance]], str]] = {
     "tsp-100": (lambda num: batch_instances("tsp", generate.tsp(num, 100, 2026)),
                 "MiLoop evaluation, generate.tsp(128, 100, 2026)"),
-    "cvrp-100 (capacity 50)": (lambda num: batch_instances("cvrp", generate.cvrp(num, 100, 2026)),
-                               "MiLoop evaluation, generate.cvrp(128, 100, 2026)"),
+    "cvrp-100": (lambda num: batch_instances("cvrp", generate.cvrp(num, 100, 2026)),
+                 "MiLoop evaluation, generate.cvrp(128, 100, 2026), capacity 50 (the analyses' "
+                 "capacity rule gives 50 at 100 customers too)"),
     "cvrp-200": (lambda num: instance_set("cvrp-200", num, 0), "analyses, seed 0"),
     "cvrp-500": (lambda num: instance_set("cvrp-500", num, 0), "analyses, seed 0"),
     "vrptw-100": (lambda num: instance_set("vrptw-100", num, 0), "analyses, seed 0"),
