@@ -34,8 +34,8 @@ class ItemObservation:
     valid: Tensor  # [B, K] bool: False on padding
     feasible: Tensor  # [B, K] bool: candidates that fit (a finished row: its first column)
     num_candidates: Tensor  # [B] long: |A_t|
-    weights: Tensor  # [B, K] float (padding 1)
-    values: Tensor  # [B, K] float (padding 0)
+    weights: Tensor  # [B, K] float32 (padding 1)
+    values: Tensor  # [B, K] float32 (padding 0)
 
 
 class KPEnv:
@@ -44,11 +44,12 @@ class KPEnv:
     problem = "kp"
 
     def __init__(self, weights: Tensor, values: Tensor, capacity: Tensor):
-        self.weights = weights.float()
-        self.values = values.float()
+        # float64 bookkeeping, so that what fits here fits when the solution is validated
+        self.weights = weights.double()
+        self.values = values.double()
         self.batch, self.num_nodes = weights.shape
         self.device = weights.device
-        self.remaining = capacity.float().clone()  # [B] c_t
+        self.remaining = capacity.double().clone()  # [B] c_t
         self.selected = torch.zeros(self.batch, self.num_nodes, dtype=torch.bool,
                                     device=self.device)
         self.actions: list[Tensor] = []
@@ -75,7 +76,8 @@ class KPEnv:
         feasible = valid & (w <= self.remaining[:, None] + _EPS)
         finished = ~feasible.any(1)
         feasible[:, 0] |= finished  # a no-op column for finished instances
-        return ItemObservation(cand, features, valid, feasible, valid.sum(1), w, v)
+        return ItemObservation(cand, features.float(), valid, feasible, valid.sum(1), w.float(),
+                               v.float())
 
     def step(self, items: Tensor) -> None:
         """Take ``items`` ``[B]`` (item ids); finished instances ignore theirs."""

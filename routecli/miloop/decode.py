@@ -1,10 +1,12 @@
 """Decoding a constructive policy: greedy, sampling, multi-start, 8-fold augmentation, best-of.
 
 A batch is a dict of tensors like :mod:`routecli.generate` produces (``locs`` ``[B, N, 2]``;
-CVRP adds ``demand`` ``[B, N+1]`` and ``capacity`` ``[B]``). Every instance is expanded into
-``A x M`` rollouts (A = 8 symmetric copies with ``augment``, M starts or samples), all decoded
-in one batched construction (in chunks sized so the rollouts' memories fit
-:data:`MEMORY_BUDGET`), and the cheapest one is kept per instance. ``candidates`` = K limits
+CVRP adds ``demand`` ``[B, N+1]`` and ``capacity`` ``[B]``; a knapsack batch is ``weights``,
+``values`` ``[B, N]`` and ``capacity``). Every instance is expanded into ``A x M`` rollouts
+(A = 8 symmetric copies with ``augment``, routing only; M starts or samples), all decoded in
+one batched construction (in chunks sized so the rollouts' memories fit
+:data:`MEMORY_BUDGET`), and the cheapest one (for a knapsack: the most valuable) is kept per
+instance. ``candidates`` = K limits
 each step to the K nearest allowed nodes (:class:`routecli.envs.base.CandidateSets`), which is
 what makes instances of 100k+ nodes decodable.
 """
@@ -19,10 +21,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from routecli.envs import CVRPEnv, TSPEnv
+from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
 from routecli.miloop.model import MiLoop, rollout
-from routecli.problems import CVRPInstance, Routes, Tour, TSPInstance
+from routecli.problems import CVRPInstance, KPInstance, PDTSPInstance, Routes, Selection, Tour, TSPInstance
 from routecli.problems.geometry import augment8
 
 MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) per chunk
@@ -30,28 +32,46 @@ DECODES = ("greedy", "sampling", "multistart")
 
 
 def start_nodes(problem: str, num_nodes: int, starts: int) -> Tensor:
-    """``[M]`` distinct, evenly spread starting nodes (TSP) or first customers (CVRP)."""
-    pool = num_nodes if problem == "tsp" else num_nodes - 1  # CVRP: customers 1..N
+    """``[M]`` distinct, evenly spread starting nodes (TSP), first customers (CVRP) or first
+    pickups (PDTSP: the only feasible first moves)."""
+    pool = {"tsp": num_nodes, "cvrp": num_nodes - 1, "pdtsp": (num_nodes - 1) // 2}[problem]
     m = min(starts, pool)
     picks = torch.arange(m) * pool // m
     return picks if problem == "tsp" else picks + 1
+
+
+def first_items(batch: dict[str, Tensor], starts: int) -> Tensor:
+    """``[B, M]`` knapsack multi-start: the M densest items that fit the empty knapsack, M
+    capped by the instance of the batch where the fewest fit."""
+    weights, values = batch["weights"].float(), batch["values"].float()
+    fits = weights <= batch["capacity"].float()[:, None]
+    m = max(1, min(starts, int(fits.sum(1).min())))
+    return (values / weights).masked_fill(~fits, -1.0).topk(m, dim=1).indices
 
 
 @dataclass
 class Decoded:
     """Best solution per instance."""
 
-    actions: list[Tensor]  # per instance: TSP tour [N] / CVRP path from the depot [T]
-    cost: Tensor  # [B] cost on the batch's own coordinates
+    actions: list[Tensor]  # per instance: TSP / PDTSP tour [N], CVRP path from the depot [T],
+    # KP items in the order taken (N = no-op after the end)
+    cost: Tensor  # [B] cost on the batch's own coordinates (KP: the negated value)
 
 
-def make_env(problem: str, batch: dict[str, Tensor], rows: Tensor, locs: Tensor,
-             start: Tensor | None, candidates: CandidateSets | None = None) -> TSPEnv | CVRPEnv:
-    """Environment for the instances ``rows`` ``[R]`` with coordinates ``locs`` ``[R, N, 2]``."""
+def make_env(problem: str, batch: dict[str, Tensor], rows: Tensor, locs: Tensor | None,
+             start: Tensor | None, candidates: CandidateSets | None = None
+             ) -> TSPEnv | CVRPEnv | PDTSPEnv | KPEnv:
+    """Environment for the instances ``rows`` ``[R]`` with coordinates ``locs`` ``[R, N, 2]``
+    (``None`` for a knapsack)."""
+    if problem == "kp":
+        return KPEnv(batch["weights"][rows], batch["values"][rows], batch["capacity"][rows])
+    assert locs is not None
     if problem == "tsp":
         first = start if start is not None else torch.zeros(len(rows), dtype=torch.long,
                                                             device=locs.device)
         return TSPEnv(locs, first, candidates)
+    if problem == "pdtsp":
+        return PDTSPEnv(locs, candidates)
     return CVRPEnv(locs, batch["demand"][rows], batch["capacity"][rows], candidates)
 
 
@@ -60,7 +80,7 @@ def candidate_sets(problem: str, batch: dict[str, Tensor], k: int) -> CandidateS
     if batch["locs"].shape[0] != 1:
         raise ValueError("candidate decoding takes one instance at a time")
     coords = batch["locs"][0].double().cpu().numpy()
-    if problem == "tsp":
+    if problem in ("tsp", "pdtsp"):
         return CandidateSets(coords, k)
     demand = (batch["demand"][0].double() / batch["capacity"][0].double()).cpu().numpy()
     return CandidateSets(coords, k, demand)
@@ -74,9 +94,10 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
            deadline: float | None = None) -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 
-    method: ``greedy`` (one rollout from node 0 / no forced first customer), ``multistart``
-    (greedy from M = ``starts`` distinct first nodes, POMO style) or ``sampling`` (``samples``
-    stochastic rollouts). ``augment`` multiplies the rollouts by the 8 symmetries.
+    method: ``greedy`` (one rollout from node 0 / no forced first customer, pickup or item),
+    ``multistart`` (greedy from M = ``starts`` distinct first nodes, customers, pickups or
+    items, POMO style) or ``sampling`` (``samples`` stochastic rollouts). ``augment``
+    multiplies the rollouts by the 8 symmetries (routing problems).
     ``candidates``: K-nearest candidate sets of this size (one instance per call).
     ``progress(fraction)``, when given, reports the share of the work done (an estimate:
     CVRP rollouts take N plus the number of routes steps).
@@ -87,21 +108,25 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     if method not in DECODES:
         raise ValueError(f"unknown decode {method!r}; choose from {', '.join(DECODES)}")
     problem = model.config.problem
-    locs = batch["locs"].float()
-    device = locs.device
-    num, num_nodes = locs.shape[:2]
-    views = augment8(locs) if augment else locs[None]  # [A, B, N, 2]
-    first: torch.Tensor | None
+    if problem == "kp" and augment:
+        raise ValueError("a knapsack has no symmetric images to augment")
+    locs = batch["locs"].float() if problem != "kp" else None
+    size = batch["weights"] if locs is None else locs  # [B, N, ...]
+    device = size.device
+    num, num_nodes = size.shape[:2]
+    views = None if locs is None else augment8(locs) if augment else locs[None]  # [A, B, N, 2]
+    first: Tensor | None  # [B, M] forced first decisions
     if method == "multistart":
-        first = start_nodes(problem, num_nodes, starts)  # [M]
+        first = (first_items(batch, starts) if problem == "kp" else
+                 start_nodes(problem, num_nodes, starts).expand(num, -1))
     elif method == "sampling":
-        first = (torch.randint(0, num_nodes, (samples,), generator=generator)
+        first = (torch.randint(0, num_nodes, (samples,), generator=generator).expand(num, -1)
                  if problem == "tsp" else None)
     else:
-        first = torch.zeros(1, dtype=torch.long) if problem == "tsp" else None
-    per = len(first) if first is not None else (samples if method == "sampling" else 1)
+        first = torch.zeros(num, 1, dtype=torch.long) if problem == "tsp" else None
+    per = first.shape[1] if first is not None else (samples if method == "sampling" else 1)
     # rollout r of instance b under view a sits at flat index (b * A + a) * per + r
-    n_views = views.shape[0]
+    n_views = 1 if views is None else views.shape[0]
     total = num * n_views * per
     flat = torch.arange(total, device=device)
     inst = flat // (n_views * per)
@@ -111,7 +136,9 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     first = first.to(device) if first is not None else None
     generator = generator if device.type == "cpu" else None
     sets = candidate_sets(problem, batch, candidates) if candidates else None
-    per_rollout = (num_nodes + 1) * model.config.dim * 4 + num_nodes  # memory rows + flags
+    rows_seen = num_nodes + 2 if candidates is None else candidates + 2  # R of each step
+    # memory rows + flags + the step's R x R pairwise tensors (bias, AAFM weights, ...)
+    per_rollout = (num_nodes + 1) * model.config.dim * 4 + num_nodes + 8 * 4 * rows_seen ** 2
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_rollout))
     if deadline is not None:
         if num != 1:
@@ -126,25 +153,29 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
         report = None if progress is None else (
             lambda t, done=lo // chunk: progress(min(1.0, (done + t / num_nodes) / chunks)))
         sel = slice(lo, min(lo + chunk, total))
-        rows, chunk_locs = inst[sel], views[view[sel], inst[sel]]
-        start = first[slot[sel]] if first is not None else None
+        rows = inst[sel]
+        chunk_locs = None if views is None else views[view[sel], rows]
+        start = first[rows, slot[sel]] if first is not None else None
         env = make_env(problem, batch, rows, chunk_locs,
                        start if problem == "tsp" else None, sets)
         result = rollout(model, env, "sample" if method == "sampling" else "greedy",
-                         first_action=start if problem == "cvrp" else None,
+                         first_action=start if problem != "tsp" else None,
                          generator=generator, progress=report)
         # cost on the original coordinates (the symmetries preserve it up to round-off)
-        costs[sel] = path_length(locs[rows], result.actions)
+        costs[sel] = result.cost if locs is None else path_length(locs[rows], result.actions)
         paths.extend(result.actions)
     best = costs.view(num, n_views * per).argmin(1)  # [B]; unfinished rollouts cost inf
     index = torch.arange(num, device=device) * n_views * per + best
     return Decoded([paths[i] for i in index.tolist()], costs[index])
 
 
-def to_solution(instance: TSPInstance | CVRPInstance, actions: Tensor) -> Tour | Routes:
+def to_solution(instance: TSPInstance | CVRPInstance | PDTSPInstance | KPInstance,
+                actions: Tensor) -> Tour | Routes | Selection:
     """A decoded node sequence as the problem's solution type."""
     seq = actions.cpu().numpy()
-    if isinstance(instance, TSPInstance):
+    if isinstance(instance, KPInstance):
+        return Selection(seq[seq < instance.size])
+    if isinstance(instance, TSPInstance | PDTSPInstance):
         return Tour(seq)
     pieces = np.split(seq, np.flatnonzero(seq == 0))  # each piece starts at a depot visit
     return Routes([piece[piece != 0] for piece in pieces])

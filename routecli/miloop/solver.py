@@ -1,10 +1,11 @@
 """``--model miloop``: the MiLoop policy behind the :class:`routecli.solvers.Solver` protocol.
 
-Loads the shipped ``miloop-{tsp,cvrp}.pt`` (package data, see
+Loads the shipped ``miloop-{tsp,cvrp,pdtsp,kp}.pt`` (package data, see
 :func:`routecli.train.checkpoint.shipped`) or ``Settings.checkpoint``, feeds the instance's
 coordinates scaled to the unit square (the policy normalises every step anyway; only float
-precision is at stake) and returns the best decoded solution; its cost is recomputed on the
-instance's own scale by the caller.
+precision is at stake), or a knapsack's weights and values as they are (its features are
+ratios), and returns the best decoded solution; its cost is recomputed on the instance's own
+scale by the caller.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ import torch
 from routecli.errors import OptionError
 from routecli.miloop.decode import DECODES, decode, to_solution
 from routecli.miloop.model import MiLoop, load_policy
-from routecli.problems import CVRPInstance, Instance, Solution, TSPInstance
+from routecli.problems import CVRPInstance, Instance, KPInstance, PDTSPInstance, Solution, TSPInstance
 from routecli.problems.geometry import unit_square
 from routecli.solvers import Progress, ProgressFn, Stop, apply_threads
 from routecli.train.checkpoint import CheckpointError, shipped
 
 # Above this many nodes each step sees only the K nearest allowed nodes (MiLoop Section 4.1):
-# 200 for TSP, 400 for CVRP, whose capacity rules out part of the neighbourhood.
+# 200 for TSP, 400 for CVRP, whose capacity rules out part of the neighbourhood, 200 feasible
+# nodes for PDTSP (its size counts pickups and deliveries, not the depot). Knapsack steps always
+# see every unselected item.
 FULL_DECODING_LIMIT = 1000
-DEFAULT_CANDIDATES = {"tsp": 200, "cvrp": 400}
+DEFAULT_CANDIDATES = {"tsp": 200, "cvrp": 400, "pdtsp": 200}
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,8 @@ class Settings:
     """MiLoop decoding (Section 4.1): greedy, sampling or multi-start, optional x8 images."""
 
     decode: str = "greedy"  #: greedy | sampling | multistart
-    starts: int = 100  #: multi-start M (distinct first nodes), or samples for sampling
-    augment: bool = False  #: also decode the 8 symmetric images, keep the best
+    starts: int = 100  #: multi-start M (distinct first nodes, pickups or items), or samples
+    augment: bool = False  #: also decode the 8 symmetric images, keep the best (routing)
     checkpoint: str | None = None  #: weights file (None: the shipped miloop-<problem>.pt)
     candidates: int | None = None  #: K nearest allowed nodes per step (None: automatic; 0: all)
     device: str = "cpu"  #: torch device
@@ -55,14 +58,26 @@ class Settings:
 
 
 def candidate_count(problem: str, num_nodes: int, requested: int | None) -> int | None:
-    """K for an instance: ``requested`` (0 = full decoding), else automatic by size."""
+    """K for an instance of ``num_nodes`` nodes (depot included): ``requested`` (0 = full
+    decoding), else automatic by size."""
+    if problem == "kp":
+        if requested:
+            raise OptionError("--candidates applies to routing problems: a knapsack step sees "
+                              "every unselected item")
+        return None
     if requested is not None:
         return requested or None
-    return DEFAULT_CANDIDATES[problem] if num_nodes > FULL_DECODING_LIMIT else None
+    size = num_nodes - 1 if problem == "pdtsp" else num_nodes
+    return DEFAULT_CANDIDATES[problem] if size > FULL_DECODING_LIMIT else None
 
 
-def instance_batch(instance: TSPInstance | CVRPInstance) -> dict[str, torch.Tensor]:
-    """One-instance tensor batch with coordinates in the unit square."""
+def instance_batch(instance: TSPInstance | CVRPInstance | PDTSPInstance | KPInstance
+                   ) -> dict[str, torch.Tensor]:
+    """One-instance tensor batch: coordinates in the unit square, or a knapsack's items."""
+    if isinstance(instance, KPInstance):
+        return {"weights": torch.as_tensor(instance.weights, dtype=torch.float64)[None],
+                "values": torch.as_tensor(instance.values, dtype=torch.float64)[None],
+                "capacity": torch.tensor([float(instance.capacity)], dtype=torch.float64)}
     if instance.coords is None:
         raise OptionError(f"{instance.name}: MiLoop needs node coordinates "
                           "(explicit distance matrices are not supported)")
@@ -75,7 +90,7 @@ def instance_batch(instance: TSPInstance | CVRPInstance) -> dict[str, torch.Tens
 
 class MiLoopSolver:
     name = "miloop"
-    problems = ("tsp", "cvrp")
+    problems = ("tsp", "cvrp", "pdtsp", "kp")
 
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -93,8 +108,9 @@ class MiLoopSolver:
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
               progress: ProgressFn | None = None) -> Solution:
-        if not isinstance(instance, TSPInstance | CVRPInstance):
-            raise OptionError(f"MiLoop solves TSP and CVRP, not {instance.problem.upper()}")
+        if not isinstance(instance, TSPInstance | CVRPInstance | PDTSPInstance | KPInstance):
+            raise OptionError("MiLoop solves TSP, CVRP, PDTSP and KP, not "
+                              f"{instance.problem.upper()}")
         if stop.iterations is not None:
             raise OptionError("MiLoop is constructive: it takes a time limit, not an "
                               "iteration limit")
@@ -106,10 +122,12 @@ class MiLoopSolver:
         report = None if progress is None else (
             lambda share: progress(Progress(time.perf_counter() - started, share=share)))
         s = self.settings
+        if s.augment and isinstance(instance, KPInstance):
+            raise OptionError("--augment applies to routing problems, not to a knapsack")
+        size = batch["weights" if isinstance(instance, KPInstance) else "locs"].shape[1]
         result = decode(model, {k: v.to(s.device) for k, v in batch.items()}, s.decode,
                         starts=s.starts, augment=s.augment, samples=s.starts, generator=generator,
-                        candidates=candidate_count(instance.problem, batch["locs"].shape[1],
-                                                   s.candidates),
+                        candidates=candidate_count(instance.problem, size, s.candidates),
                         progress=report, deadline=deadline)
         return to_solution(instance, result.actions[0])
 
