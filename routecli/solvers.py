@@ -63,6 +63,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     # name: (module, one-line description)
     "nn": ("routecli.baselines.construction", "nearest-neighbour construction (sanity baseline)"),
     "hgs": ("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
+    "exact": ("routecli.baselines.knapsack", "exact knapsack optimum (HiGHS 0-1 program)"),
     "miloop": ("routecli.miloop.solver",
                "MiLoop constructive policy (selective memory propagation)"),
     "sisr": ("routecli.search.solver",
@@ -137,12 +138,13 @@ class SolveResult:
     problems: list[str]
     solution: Solution
     bks: float | None = None
+    sense: str = "min"  # "max" for a knapsack: the gap is then (bks - cost) / bks
 
     @property
     def gap(self) -> float | None:
         from routecli.problems import gap
 
-        return None if self.bks is None else gap(self.cost, self.bks)
+        return None if self.bks is None else gap(self.cost, self.bks, self.sense)
 
 
 def require_problem(solver: Solver, instance: Instance) -> None:
@@ -165,4 +167,5 @@ def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Stop = Stop(
     seconds = time.perf_counter() - start
     problems = validate(instance, solution)
     return SolveResult(instance.name, instance.problem, instance.size, solver.name,
-                       cost(instance, solution), seconds, not problems, problems, solution, bks)
+                       cost(instance, solution), seconds, not problems, problems, solution, bks,
+                       instance.sense)

@@ -76,3 +76,12 @@ def test_threads_setting_sets_torch_threads():
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_knapsack_gap_is_the_share_of_the_best_value_missed():
+    kp = gen.batch_instances("kp", gen.kp(1, 50, seed=1, capacity=10))[0]
+    best = run(make_solver("exact"), kp)
+    greedy = run(make_solver("nn"), kp, bks=best.cost)
+    assert best.feasible and greedy.feasible and greedy.cost <= best.cost
+    assert greedy.gap == pytest.approx(100 * (best.cost - greedy.cost) / best.cost)
+    assert run(make_solver("exact"), kp, bks=best.cost).gap == 0.0
