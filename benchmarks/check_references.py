@@ -32,10 +32,10 @@ import numpy as np
 from routecli import generate
 from routecli.analysis.data import instance_set
 from routecli.atomic import atomic_write_text
-from routecli.baselines.hgs import search
-from routecli.baselines.reference import ReferenceBudget, reference_budget
+from routecli.baselines.hgs import Run, search
+from routecli.baselines.reference import ReferenceBudget, cache_path, reference_budget, store
 from routecli.generate import batch_instances
-from routecli.problems import Instance
+from routecli.problems import Instance, check
 from routecli.solvers import Progress, Stop
 
 # name: (instances of it, where they come from)
@@ -70,10 +70,9 @@ def best_at(improved_at: list[int], costs: list[float], iteration: int) -> float
     return costs[int(np.searchsorted(improved_at, iteration, side="right")) - 1]
 
 
-def recorded_run(instance: Instance, budget: ReferenceBudget) -> tuple[list[int], list[float],
-                                                                        int, float, bool]:
-    """One PyVRP run on ``budget``: its improvements (iteration, best cost), iterations, CPU
-    seconds and whether the safety cap stopped it."""
+def recorded_run(instance: Instance, budget: ReferenceBudget) -> tuple[Run, list[float], float]:
+    """One PyVRP run on ``budget``, the best cost at each of its improvements, and its CPU
+    seconds."""
     costs: list[float] = []
 
     def record(progress: Progress) -> None:
@@ -84,24 +83,29 @@ def recorded_run(instance: Instance, budget: ReferenceBudget) -> tuple[list[int]
     run = search(instance, seed=budget.seed,
                  stop=Stop(seconds=budget.safety_seconds, iterations=budget.iterations),
                  no_improvement=budget.no_improvement, progress=record)
-    return run.improved_at, costs, run.iterations, time.process_time() - started, run.timed_out
+    return run, costs, time.process_time() - started
 
 
 def check_instance(name: str, index: int, instance: Instance, verify: bool) -> dict[str, object]:
-    """The row of one instance; ``verify``: also run the plain budget and compare."""
+    """The row of one instance; ``verify``: also run the plain budget and compare. The doubled
+    run's solution goes to the reference cache (``--ref-budget 2`` of the analyses reads it)."""
     budget = reference_budget(instance.problem, instance.size)
-    improved_at, costs, iterations, cpu, timed_out = recorded_run(instance, budget.scaled(2))
-    plain_iterations = stop_point(improved_at, budget)
-    plain_cost = best_at(improved_at, costs, plain_iterations)
+    doubled = budget.scaled(2)
+    run, costs, cpu = recorded_run(instance, doubled)
+    check(instance, run.solution)
+    if not run.timed_out:
+        store(cache_path(instance, doubled), instance, run.solution)
+    plain_iterations = stop_point(run.improved_at, budget)
+    plain_cost = best_at(run.improved_at, costs, plain_iterations)
     if verify:
-        direct = recorded_run(instance, budget)
-        if (direct[2], direct[1][-1]) != (plain_iterations, plain_cost):
-            raise SystemExit(f"{name} #{index}: the plain budget stopped at iteration {direct[2]} "
-                             f"with {direct[1][-1]}, the doubled run says {plain_iterations} "
-                             f"with {plain_cost}: the run is not deterministic")
+        direct, direct_costs, _ = recorded_run(instance, budget)
+        if (direct.iterations, direct_costs[-1]) != (plain_iterations, plain_cost):
+            raise SystemExit(f"{name} #{index}: the plain budget stopped at iteration "
+                             f"{direct.iterations} with {direct_costs[-1]}, the doubled run says "
+                             f"{plain_iterations} with {plain_cost}: the run is not deterministic")
     return {"set": name, "index": index, "budget": budget.key, "iterations": plain_iterations,
-            "cost": plain_cost, "doubled_iterations": iterations, "doubled_cost": costs[-1],
-            "cpu_seconds": round(cpu, 2), "timed_out": int(timed_out)}
+            "cost": plain_cost, "doubled_iterations": run.iterations, "doubled_cost": costs[-1],
+            "cpu_seconds": round(cpu, 2), "timed_out": int(run.timed_out)}
 
 
 def gain_of(row: dict[str, str]) -> float:

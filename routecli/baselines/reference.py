@@ -168,13 +168,25 @@ def solve_reference(instance: Instance, budget: ReferenceBudget) -> tuple[Tour |
     return run.solution, run.timed_out
 
 
+def cache_path(instance: Instance, budget: ReferenceBudget,
+               cache_dir: str | Path | None = None) -> Path:
+    """Where the reference of ``instance`` on ``budget`` is cached."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return root / f"{fingerprint(instance)}-{budget.key}.npz"
+
+
+def store(path: str | Path, instance: Instance, solution: Tour | Routes) -> None:
+    """Cache ``solution`` of ``instance`` at ``path`` (see :func:`cache_path`)."""
+    # Any: numpy >= 2.1 types savez's allow_pickle as bool, which ** of arrays could bind
+    arrays: dict[str, Any] = encode(solution)
+    atomic_write(path, lambda fh: np.savez(fh, cost=cost(instance, solution), **arrays))
+
+
 def _solve_one(args: tuple[Instance, ReferenceBudget, str]) -> tuple[Tour | Routes, bool]:
     instance, budget, path = args
     solution, timed_out = solve_reference(instance, budget)
     if not timed_out:  # a capped run depends on machine load: solve it again next time
-        # Any: numpy >= 2.1 types savez's allow_pickle as bool, which ** of arrays could bind
-        arrays: dict[str, Any] = encode(solution)
-        atomic_write(path, lambda fh: np.savez(fh, cost=cost(instance, solution), **arrays))
+        store(path, instance, solution)
     return solution, timed_out
 
 
@@ -196,11 +208,8 @@ def reference_solutions(instances: list[Instance], budget: ReferenceBudget | Non
     time they take at the current speed (every run ending at its iteration limit), then shown
     as a bar with the number done and the time left.
     """
-    cache_root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    cache_root.mkdir(parents=True, exist_ok=True)
     budgets = [budget or reference_budget(inst.problem, inst.size) for inst in instances]
-    paths = [str(cache_root / f"{fingerprint(inst)}-{b.key}.npz")
-             for inst, b in zip(instances, budgets, strict=True)]
+    paths = [str(cache_path(inst, b, cache_dir)) for inst, b in zip(instances, budgets, strict=True)]
     out: list[Tour | Routes | None] = [None] * len(instances)
     todo = []
     for i, path in enumerate(paths):
