@@ -70,9 +70,10 @@ def best_at(improved_at: list[int], costs: list[float], iteration: int) -> float
     return costs[int(np.searchsorted(improved_at, iteration, side="right")) - 1]
 
 
-def recorded_run(instance: Instance, budget: ReferenceBudget) -> tuple[Run, list[float], float]:
-    """One PyVRP run on ``budget``, the best cost at each of its improvements, and its CPU
-    seconds."""
+def recorded_run(instance: Instance, budget: ReferenceBudget,
+                 early: ReferenceBudget | None = None) -> tuple[Run, list[float], float]:
+    """One PyVRP run on ``budget`` (and its solution where ``early`` stops it), the best cost
+    at each of its improvements, and its CPU seconds."""
     costs: list[float] = []
 
     def record(progress: Progress) -> None:
@@ -82,24 +83,30 @@ def recorded_run(instance: Instance, budget: ReferenceBudget) -> tuple[Run, list
     started = time.process_time()
     run = search(instance, seed=budget.seed,
                  stop=Stop(seconds=budget.safety_seconds, iterations=budget.iterations),
-                 no_improvement=budget.no_improvement, progress=record)
+                 no_improvement=budget.no_improvement, progress=record,
+                 early=None if early is None else (early.iterations, early.no_improvement))
     return run, costs, time.process_time() - started
 
 
 def check_instance(name: str, index: int, instance: Instance, verify: bool) -> dict[str, object]:
-    """The row of one instance; ``verify``: also run the plain budget and compare. The doubled
-    run's solution goes to the reference cache (``--ref-budget 2`` of the analyses reads it)."""
+    """The row of one instance; ``verify``: also run the plain budget and compare. Both
+    solutions go to the reference cache (the plain one is the reference every caller uses;
+    ``--ref-budget 2`` of the analyses reads the doubled one)."""
     budget = reference_budget(instance.problem, instance.size)
     doubled = budget.scaled(2)
-    run, costs, cpu = recorded_run(instance, doubled)
+    run, costs, cpu = recorded_run(instance, doubled, early=budget)
+    assert run.early is not None
     check(instance, run.solution)
+    check(instance, run.early)
     if not run.timed_out:
         store(cache_path(instance, doubled), instance, run.solution)
+        store(cache_path(instance, budget), instance, run.early)
     plain_iterations = stop_point(run.improved_at, budget)
     plain_cost = best_at(run.improved_at, costs, plain_iterations)
     if verify:
         direct, direct_costs, _ = recorded_run(instance, budget)
-        if (direct.iterations, direct_costs[-1]) != (plain_iterations, plain_cost):
+        if (direct.iterations, direct_costs[-1]) != (plain_iterations, plain_cost) or \
+                instance.cost(direct.solution) != instance.cost(run.early):
             raise SystemExit(f"{name} #{index}: the plain budget stopped at iteration "
                              f"{direct.iterations} with {direct_costs[-1]}, the doubled run says "
                              f"{plain_iterations} with {plain_cost}: the run is not deterministic")

@@ -130,7 +130,7 @@ class _Watch:
     integer units, so call ``k`` comes after ``k`` iterations."""
 
     def __init__(self, stop: Stop, no_improvement: int | None, progress: ProgressFn | None,
-                 scale: float):
+                 scale: float, early: tuple[int, int] | None = None):
         deterministic = stop.iterations is not None or no_improvement is not None
         seconds = stop.seconds if stop.seconds is not None or deterministic else DEFAULT_TIME_LIMIT
         self.started = time.perf_counter()
@@ -143,6 +143,9 @@ class _Watch:
         self.best = math.inf
         self.improved_at: list[int] = []
         self.timed_out = False
+        self.early = early
+        self.latest: pyvrp.Solution | None = None  # PyVRP's best after the last iteration
+        self.early_best: pyvrp.Solution | None = None
 
     def __call__(self, best_cost: float) -> bool:
         iteration = self.calls
@@ -153,6 +156,9 @@ class _Watch:
             if self.progress is not None:
                 self.progress(Progress(time.perf_counter() - self.started,
                                        best=best_cost / self.scale))
+        if self.early is not None and self.early_best is None and (
+                iteration >= self.early[0] or iteration - self.improved_at[-1] >= self.early[1]):
+            self.early_best = self.latest
         if self.max_iterations is not None and iteration >= self.max_iterations:
             return True
         if self.no_improvement is not None and iteration - self.improved_at[-1] >= self.no_improvement:
@@ -161,28 +167,58 @@ class _Watch:
         return self.timed_out
 
 
+class _Latest(pyvrp.IteratedLocalSearchCallbacks):
+    """Hands the watch PyVRP's best solution after every iteration (call ``k`` of the stopping
+    criterion sees the best of iteration ``k``)."""
+
+    def __init__(self, watch: _Watch):
+        self.watch = watch
+
+    def on_iteration(self, current: pyvrp.Solution, candidate: pyvrp.Solution,
+                     best: pyvrp.Solution, cost_evaluator: pyvrp.CostEvaluator) -> None:
+        self.watch.latest = best
+
+
 @dataclass(frozen=True)
 class Run:
     """One PyVRP run: the solution, the iterations it ran, the iterations at which its best
-    solution improved (the first is 0, the initial solution), and whether the wall clock
-    stopped it rather than an iteration criterion (then the result depends on machine load)."""
+    solution improved (the first is 0, the initial solution), whether the wall clock stopped
+    it rather than an iteration criterion (then the result depends on machine load), and the
+    ``early`` solution when one was asked for."""
 
     solution: Tour | Routes
     iterations: int
     improved_at: list[int]
     timed_out: bool
+    early: Tour | Routes | None = None
 
 
 def search(instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
-           no_improvement: int | None = None, progress: ProgressFn | None = None) -> Run:
+           no_improvement: int | None = None, progress: ProgressFn | None = None,
+           early: tuple[int, int] | None = None) -> Run:
     """Run PyVRP on ``instance`` until ``stop`` or ``no_improvement`` iterations without a
     better solution, whichever comes first. Without a wall-clock limit and with an iteration
-    criterion the run is deterministic for a fixed ``seed``."""
+    criterion the run is deterministic for a fixed ``seed``.
+
+    ``early = (iterations, no_improvement)``: also return the best solution at the point where
+    these smaller limits stop the same run, which is the result of a run with them (the
+    criterion only watches the search), at no extra cost.
+    """
     data = problem_data(instance)
-    watch = _Watch(stop, no_improvement, progress, _scale(instance))
-    result = pyvrp.solve(data, watch, seed=seed, collect_stats=False, display=False)
-    routes = [_locations(route, data) for route in result.best.routes()]
-    return Run(to_solution(instance, routes), watch.calls - 1, watch.improved_at, watch.timed_out)
+    watch = _Watch(stop, no_improvement, progress, _scale(instance), early)
+    params = pyvrp.SolveParams(ils=pyvrp.IteratedLocalSearchParams(callbacks=_Latest(watch))) \
+        if early is not None else pyvrp.SolveParams()
+    result = pyvrp.solve(data, watch, seed=seed, collect_stats=False, display=False,
+                         params=params)
+    early_best = result.best if watch.early_best is None else watch.early_best
+    return Run(_solution(instance, data, result.best), watch.calls - 1, watch.improved_at,
+               watch.timed_out,
+               None if early is None else _solution(instance, data, early_best))
+
+
+def _solution(instance: Instance, data: pyvrp.ProblemData,
+              solution: pyvrp.Solution) -> Tour | Routes:
+    return to_solution(instance, [_locations(route, data) for route in solution.routes()])
 
 
 class HGS:
