@@ -13,6 +13,8 @@ from routecli.errors import OptionError
 DEFAULT_CURRICULUM = {
     "tsp": "20:600:8:20,50:400:4:25,100:100000:2:25",
     "cvrp": "20:600:8:20,50:400:4:25,100:100000:2:25",
+    "pdtsp": "20:600:8:10,50:400:4:25,100:100000:2:25",
+    "kp": "200:50000:40:2",  # the paper's 20 epochs x 2,500 batches of 40 KP-200 pairs
 }
 RUN_FILES = "last.pt, best.pt, log.jsonl"
 
@@ -30,7 +32,8 @@ def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool)
 
 
 def train(
-    problem: Annotated[str, typer.Option(metavar="NAME", help="tsp or cvrp.")] = "tsp",
+    problem: Annotated[str, typer.Option(metavar="NAME",
+                                         help="tsp, cvrp, pdtsp or kp.")] = "tsp",
     model: Annotated[str, typer.Option(metavar="NAME", help="Policy to train: miloop.")
                      ] = "miloop",
     out: Annotated[str | None, typer.Option(
@@ -40,7 +43,8 @@ def train(
     curriculum: Annotated[str | None, typer.Option(
         metavar="STAGES",
         help="Stages size:steps:batch:rollouts[:imitation], comma-separated (default per "
-        "problem); an :imitation stage is a supervised warm start on PyVRP solutions.")] = None,
+        "problem; size: nodes, PDTSP pickup+delivery nodes, KP items); an :imitation stage is "
+        "a supervised warm start on PyVRP solutions (KP: exact optima).")] = None,
     loss: Annotated[str, typer.Option(metavar="NAME",
                                       help="dpo (reference-free DPO) or reinforce.")] = "dpo",
     beta: Annotated[float, typer.Option(metavar="X", help="DPO preference scale.")] = 0.1,
@@ -52,8 +56,11 @@ def train(
     fusion: Annotated[bool, typer.Option(help="Memory fusion (Eq. 4).")] = True,
     gated: Annotated[bool, typer.Option(help="Gated memory update (Eq. 6-7).")] = True,
     memory: Annotated[bool, typer.Option(help="Carry memory across steps.")] = True,
-    val_size: Annotated[int, typer.Option(metavar="N",
-                                          help="Validation instance size (nodes).")] = 100,
+    val_size: Annotated[int | None, typer.Option(
+        metavar="N", help="Validation instance size (default 100; KP 200 items).")] = None,
+    kp_capacity: Annotated[str, typer.Option(
+        metavar="C[,C...]", help="KP training capacities, used in turn step by step "
+        "(validation cycles through 10, 25, 50, 100).")] = "25",
     val_instances: Annotated[int, typer.Option(metavar="N", help="Validation instances.")] = 64,
     val_every: Annotated[int, typer.Option(metavar="N", help="Validate every N steps.")] = 200,
     val_time_limit: Annotated[float, typer.Option(
@@ -80,17 +87,28 @@ def train(
     if model != "miloop":
         raise typer.BadParameter(f"only miloop is trainable here, not {model!r}", param_hint="--model")
     if problem not in DEFAULT_CURRICULUM:
-        raise typer.BadParameter("choose tsp or cvrp", param_hint="--problem")
+        raise typer.BadParameter("choose " + ", ".join(DEFAULT_CURRICULUM), param_hint="--problem")
+    try:
+        capacities = tuple(float(c) for c in kp_capacity.split(","))
+    except ValueError:
+        capacities = ()
+    if not capacities or not all(c > 0 for c in capacities):
+        raise typer.BadParameter(f"expected positive numbers, got {kp_capacity!r}",
+                                 param_hint="--kp-capacity")
     if loss not in ("dpo", "reinforce"):
         raise typer.BadParameter("choose dpo or reinforce", param_hint="--loss")
     try:
         stages = Stage.parse_list(curriculum or DEFAULT_CURRICULUM[problem])
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--curriculum") from err
+    if problem == "pdtsp" and any(stage.size % 2 for stage in stages):
+        raise typer.BadParameter("PDTSP sizes count pickups and deliveries: they must be even",
+                                 param_hint="--curriculum")
     folder = run_folder(out, run_dir, f"runs/miloop-{problem}", resume)
     cfg = TrainConfig(problem=problem, run_dir=str(folder),
                       curriculum=stages, loss=loss, beta=beta, lr=lr, decay_at=decay_at,
-                      seed=seed, init=init, val_size=val_size, val_instances=val_instances,
+                      seed=seed, init=init, val_instances=val_instances, kp_capacities=capacities,
+                      val_size=val_size or (200 if problem == "kp" else 100),
                       val_every=val_every, val_time_limit=val_time_limit,
                       label_time_limit=label_time_limit,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,

@@ -3,9 +3,11 @@ resumable checkpoints, a JSONL log, and data-parallel training under ``torchrun`
 
 Every optimizer step draws a fresh batch of uniform instances whose seed is a function of
 ``(seed, step, rank)``, so a resumed run sees exactly the data it would have seen. Each
-instance is rolled out K times from distinct starting nodes (TSP) or first customers (CVRP);
-the K sequence log-probabilities keep the autograd graph of the full rollout, memory included,
-and feed the loss.
+instance is rolled out K times from distinct starting nodes (TSP), first customers (CVRP),
+first pickups (PDTSP) or first items that fit (KP); the K sequence log-probabilities keep the
+autograd graph of the full rollout, memory included, and feed the loss. A knapsack's cost is
+its negated value, so every loss minimises. Labels for the supervised stages and validation
+references are PyVRP solutions (TSP, CVRP, PDTSP) or exact optima (KP, HiGHS).
 
 Data parallelism: the rollout calls the policy once per construction step, which does not fit
 ``DistributedDataParallel``'s one-forward-per-backward hooks, so gradients are averaged with
@@ -28,9 +30,9 @@ import torch
 import torch.distributed as dist
 
 from routecli import generate
-from routecli.envs import CVRPEnv, TSPEnv
+from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.miloop.model import KIND, MiLoop, MiLoopConfig, load_policy, rollout, to_checkpoint
-from routecli.problems import Routes, Tour
+from routecli.problems import Routes, Selection, Tour
 from routecli.train import checkpoint, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:  # PyVRP is imported when references are needed
 # about 3,800): the seconds of val_time_limit and label_time_limit are read as iteration
 # budgets at this rate, so labels and validation references do not depend on machine load.
 PYVRP_ITERATIONS_PER_SECOND = 2_500
+KP_VALIDATION_CAPACITIES = (10.0, 25.0, 50.0, 100.0)  # the KP validation set cycles through them
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,7 @@ class TrainConfig:
     fusion: bool = True
     gated: bool = True
     memory: bool = True
+    kp_capacities: tuple[float, ...] = (25.0,)  # KP training capacity, one per step in turn
 
     @property
     def total_steps(self) -> int:
@@ -131,27 +135,41 @@ class TrainConfig:
         return out
 
 
-def sample_batch(problem: str, size: int, batch: int, seed: int, device: str) -> dict[str, torch.Tensor]:
-    """Uniform training instances as tensors (CVRP capacity 50, the paper's setting)."""
-    raw = generate.tsp(batch, size, seed) if problem == "tsp" else generate.cvrp(batch, size, seed)
+def sample_batch(problem: str, size: int, batch: int, seed: int, device: str,
+                 kp_capacity: float = 25.0) -> dict[str, torch.Tensor]:
+    """Uniform training instances as tensors (CVRP capacity 50, the paper's setting; KP
+    ``kp_capacity``, 25 in the paper; PDTSP ``size`` pickup and delivery nodes)."""
+    raw = (generate.kp(batch, size, seed, kp_capacity) if problem == "kp"
+           else generate.GENERATORS[problem](batch, size, seed))
     return {k: torch.as_tensor(v, dtype=torch.float32 if k != "demand" else torch.long,
                                device=device) for k, v in raw.items()}
 
 
-def expand_rollouts(problem: str, data: dict[str, torch.Tensor], k: int,
-                    generator: torch.Generator) -> tuple[TSPEnv | CVRPEnv, torch.Tensor | None, int]:
-    """Repeat each instance K times with distinct random starts (TSP: first node, CVRP: first
-    customer, forced). Returns the environment (rows instance-major), forced first actions
-    (CVRP) and the effective K."""
+def expand_rollouts(problem: str, data: dict[str, torch.Tensor], k: int, generator: torch.Generator
+                    ) -> tuple[TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, torch.Tensor | None, int]:
+    """Repeat each instance K times with distinct random starts (TSP: first node; forced
+    first decisions for CVRP: customer, PDTSP: pickup, KP: an item that fits). Returns the
+    environment (rows instance-major), the forced first actions and the effective K."""
+    if problem == "kp":
+        weights = data["weights"]
+        batch, items = weights.shape
+        fits = (weights <= data["capacity"][:, None]).cpu()
+        k = max(1, min(k, int(fits.sum(1).min())))
+        noise = torch.rand(batch, items, generator=generator).masked_fill(~fits, 2.0)
+        starts = noise.argsort(1)[:, :k].reshape(-1).to(weights.device)  # [B*K] fitting items
+        rep = torch.arange(batch, device=weights.device).repeat_interleave(k)
+        return KPEnv(weights[rep], data["values"][rep], data["capacity"][rep]), starts, k
     locs = data["locs"]
     batch, nodes = locs.shape[:2]
-    pool = nodes if problem == "tsp" else nodes - 1
+    pool = {"tsp": nodes, "cvrp": nodes - 1, "pdtsp": (nodes - 1) // 2}[problem]
     k = min(k, pool)
     noise = torch.rand(batch, pool, generator=generator).to(locs.device)
     starts = noise.argsort(1)[:, :k].reshape(-1)  # [B*K] distinct per instance
     rep = torch.arange(batch, device=locs.device).repeat_interleave(k)
     if problem == "tsp":
         return TSPEnv(locs[rep], starts), None, k
+    if problem == "pdtsp":
+        return PDTSPEnv(locs[rep]), starts + 1, k
     env = CVRPEnv(locs[rep], data["demand"][rep], data["capacity"][rep])
     return env, starts + 1, k
 
@@ -226,7 +244,8 @@ class Trainer:
         stage = cfg.stage_at(self.step)
         seed = int(np.random.SeedSequence([cfg.seed, self.step, self.rank]).generate_state(1)[0])
         generator = torch.Generator().manual_seed(seed)
-        data = sample_batch(cfg.problem, stage.size, stage.batch, seed, cfg.device)
+        data = sample_batch(cfg.problem, stage.size, stage.batch, seed, cfg.device,
+                            cfg.kp_capacities[self.step % len(cfg.kp_capacities)])
         self.model.train()
         amp = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.device.startswith("cuda"))
         recompute = stage.size >= cfg.recompute_from
@@ -239,7 +258,7 @@ class Trainer:
             with amp:
                 result = rollout(self.model, env, replay=labels.to(cfg.device),
                                  recompute=recompute)
-            decisions = (labels.shape[1] - 1)
+            decisions = labels.shape[1] - (not isinstance(env, KPEnv))  # routing: + start node
             loss = -result.log_prob.mean() / decisions
             log_prob = result.log_prob.detach()[:, None]
             cost = result.cost[:, None]
@@ -281,7 +300,7 @@ class Trainer:
         data, reference = self.validation
         started = time.perf_counter()
         result = decode((model or self.model).eval(), data, "greedy")
-        gaps = 100.0 * (result.cost - reference) / reference
+        gaps = 100.0 * (result.cost - reference) / reference.abs()  # KP costs are negated values
         return {"val_gap": float(gaps.mean()), "val_cost": float(result.cost.mean()),
                 "val_seconds": time.perf_counter() - started}
 
@@ -359,12 +378,17 @@ def pyvrp_budget(seconds: float) -> ReferenceBudget:
 def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: float,
                       generator: torch.Generator) -> torch.Tensor:
     """PyVRP solutions of a batch (``time_limit`` nominal seconds each, see
-    :func:`pyvrp_budget`) as node sequences ``[B, T]`` for teacher forcing.
+    :func:`pyvrp_budget`), or optimal knapsacks, as node sequences ``[B, T]`` for teacher
+    forcing.
 
     TSP tours start at a random node in a random direction; CVRP routes come in random order
     and direction, joined by depot visits and padded with depot no-ops (both are symmetries
-    of the objective, so the policy is not taught an arbitrary order).
+    of the objective, so the policy is not taught an arbitrary order). PDTSP tours start at
+    the depot in PyVRP's direction (the reverse breaks precedence); a knapsack's optimal items
+    come by decreasing value density, padded with the no-op id N.
     """
+    if problem == "kp":
+        return optimal_item_sequences(raw)
     from routecli.baselines.reference import reference_solutions
     from routecli.generate import batch_instances
 
@@ -373,7 +397,10 @@ def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: floa
     rng = np.random.default_rng(int(torch.randint(0, 2**31, (1,), generator=generator)))
     sequences = []
     for solution in solutions:
-        if problem == "tsp":
+        if problem == "pdtsp":
+            assert isinstance(solution, Tour)
+            sequences.append(solution.order)
+        elif problem == "tsp":
             assert isinstance(solution, Tour)
             tour = np.roll(solution.order, -int(rng.integers(len(solution.order))))
             sequences.append(tour if rng.random() < 0.5 else np.roll(tour[::-1], 1))
@@ -391,17 +418,52 @@ def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: floa
     return torch.as_tensor(out)
 
 
+def optimal_item_sequences(raw: dict[str, np.ndarray]) -> torch.Tensor:
+    """``[B, T]`` each knapsack's optimal items by decreasing value density (no-op id N after)."""
+    from routecli.baselines.knapsack import optimum
+
+    items = raw["weights"].shape[1]
+    sequences = []
+    for w, v, c in zip(raw["weights"].astype(np.float64), raw["values"].astype(np.float64),
+                       raw["capacity"], strict=True):
+        chosen, _ = optimum(w, v, float(c))
+        sequences.append(chosen[np.argsort(-v[chosen] / w[chosen], kind="stable")])
+    out = np.full((len(sequences), max(len(s) for s in sequences)), items, np.int64)
+    for i, seq in enumerate(sequences):
+        out[i, :len(seq)] = seq
+    return torch.as_tensor(out)
+
+
+def validation_batch(cfg: TrainConfig) -> dict[str, np.ndarray]:
+    """The fixed validation instances (KP: capacities cycling through
+    :data:`KP_VALIDATION_CAPACITIES`)."""
+    if cfg.problem != "kp":
+        return generate.GENERATORS[cfg.problem](cfg.val_instances, cfg.val_size, cfg.val_seed)
+    raw = generate.kp(cfg.val_instances, cfg.val_size, cfg.val_seed)
+    raw["capacity"] = np.resize(np.asarray(KP_VALIDATION_CAPACITIES), cfg.val_instances)
+    for key in ("weights", "values"):  # the numbers the policy sees (float32), exactly
+        raw[key] = raw[key].astype(np.float32).astype(np.float64)
+    return raw
+
+
 def validation_set(cfg: TrainConfig) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-    """The fixed validation instances and their PyVRP reference costs ``[V]``."""
+    """The fixed validation instances and their reference costs ``[V]`` (PyVRP; KP: the
+    negated optimal values)."""
     from routecli.baselines.reference import reference_solutions
     from routecli.generate import batch_instances
     from routecli.problems import cost
 
-    raw = (generate.tsp(cfg.val_instances, cfg.val_size, cfg.val_seed) if cfg.problem == "tsp"
-           else generate.cvrp(cfg.val_instances, cfg.val_size, cfg.val_seed))
+    raw = validation_batch(cfg)
     instances = batch_instances(cfg.problem, raw)
-    solutions = reference_solutions(instances, pyvrp_budget(cfg.val_time_limit), progress=False)
-    reference = torch.tensor([cost(inst, sol) for inst, sol in zip(instances, solutions)],
+    if cfg.problem == "kp":
+        labels = optimal_item_sequences(raw).numpy()
+        solutions: list[Tour | Routes | Selection] = [Selection(seq[seq < cfg.val_size])
+                                                      for seq in labels]
+    else:
+        solutions = list(reference_solutions(instances, pyvrp_budget(cfg.val_time_limit),
+                                             progress=False))
+    sign = -1.0 if cfg.problem == "kp" else 1.0
+    reference = torch.tensor([sign * cost(inst, sol) for inst, sol in zip(instances, solutions)],
                              dtype=torch.float32)
     data = {k: torch.as_tensor(v, dtype=torch.float32 if k != "demand" else torch.long)
             for k, v in raw.items()}
