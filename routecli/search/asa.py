@@ -317,6 +317,7 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
             problem.neighbours)
     done = accepted = 0
     chunk = 1
+    since = 0  # kernel iterations since the last proposal iteration (hybrid policies)
 
     def fraction(iters: int) -> float:
         by_time = 0.0
@@ -332,17 +333,22 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
         if frac >= 1.0 and done > 0:
             break
         frac = min(frac, 1.0)
-        if config.iterations is not None:
-            chunk = min(chunk, config.iterations - done)
+        size = chunk if config.iterations is None else min(chunk, config.iterations - done)
+        if policy.every is not None:  # a hybrid's kernel chunk ends where its proposal is due
+            size = min(size, policy.every - since)
         tick = time.perf_counter()
-        if policy.kernel is not None:
-            frac_end = fraction(done + chunk) if config.time_limit is None else \
+        compiled = policy.kernel is not None and size > 0
+        if compiled:
+            frac_end = fraction(done + size) if config.time_limit is None else \
                 frac + CHUNK_SECONDS / max(config.time_limit, CHUNK_SECONDS)
             cur_cost, new_best, acc = run_chunk(
                 data, cur.arrays(), cand.arrays(), pick.arrays(), best.arrays(), ws,
-                policy.kernel, config.remove, config.rollouts, chunk, temperature(frac, t0, t1),
+                policy.kernel, config.remove, config.rollouts, size, temperature(frac, t0, t1),
                 temperature(frac_end, t0, t1), cur_cost, best_cost, config.blink)
+            since += size
         else:
+            if since:  # single-rollout kernel iterations leave `pick` behind; the rollouts need it
+                pick.copy_from(cur)
             removals = policy.propose(problem, cur, rng, config.remove, config.rollouts)
             cur_cost, ok, _ = iteration(
                 data, cur.arrays(), cand.arrays(), pick.arrays(), ws, -1, config.remove,
@@ -353,15 +359,16 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
             if cur_cost < best_cost - 1e-9:
                 new_best = cur_cost
                 best.copy_from(cur)
-        done += chunk
+            size, since = 1, 0
+        done += size
         accepted += acc
         if new_best < best_cost:
             best_cost = new_best
             history.append((time.perf_counter() - start, best_cost))
             if progress is not None:
                 progress(history[-1][0], best_cost)
-        if policy.kernel is not None:  # size the next chunk to about CHUNK_SECONDS
+        if compiled:  # size the next chunk to about CHUNK_SECONDS
             took = max(time.perf_counter() - tick, 1e-6)
-            chunk = max(1, min(int(chunk * CHUNK_SECONDS / took) + 1, 4 * chunk + 1))
+            chunk = max(1, min(int(size * CHUNK_SECONDS / took) + 1, 4 * size + 1))
     return ASAResult(best.to_routes(), best_cost, done, accepted, time.perf_counter() - start,
                      history)

@@ -42,11 +42,17 @@ class RemovalPolicy(Protocol):
     ``K`` may differ from ``k``, which is the policy's removal budget (exact for random and
     learned policies, the mean for string removal). ``kernel`` is the id of an equivalent
     numba kernel the engine may run in its compiled loop, or None (a torch policy) to make
-    the engine call ``propose`` once per iteration.
+    the engine call ``propose`` once per iteration. A policy with both (a hybrid) sets
+    ``every``: the engine runs ``every`` kernel iterations, then one iteration on the rows of
+    ``propose``, and so on; ``every`` is None for a policy that is one or the other. Only a
+    policy without a kernel, or a hybrid, is asked to ``propose``; a hybrid may return another
+    number of rows than ``rollouts`` (the engine's ``rollouts`` and ``k`` size the kernel's
+    iterations, the hybrid's own settings its proposals).
     """
 
     name: str
     kernel: int | None
+    every: int | None
 
     def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
                 k: int, rollouts: int) -> np.ndarray: ...
@@ -192,6 +198,7 @@ class RandomRemoval:
 
     name = "random"
     kernel: int | None = POLICY_RANDOM
+    every: int | None = None
 
     def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
                 k: int, rollouts: int) -> np.ndarray:
@@ -208,6 +215,7 @@ class StringRemoval:
 
     name = "strings"
     kernel: int | None = POLICY_STRINGS
+    every: int | None = None
 
     def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
                 k: int, rollouts: int) -> np.ndarray:

@@ -18,7 +18,7 @@ from routecli.search.asa import (
     solve,
     temperature,
 )
-from routecli.search.ruin import StringRemoval, make_policy
+from routecli.search.ruin import RandomRemoval, StringRemoval, make_policy
 from routecli.search.state import SearchProblem, SearchState, total_cost
 
 GENERATORS = {"cvrp": cvrp, "vrptw": vrptw, "pcvrp": pcvrp}
@@ -155,3 +155,30 @@ def test_duplicate_and_out_of_range_proposals_are_ignored() -> None:
     search = _search("cvrp", 30)
     result = solve(search, _Sloppy(), ASAConfig(time_limit=None, iterations=200, rollouts=2))
     assert validate(search.instance, result.solution) == []
+
+
+class _Hybrid(StringRemoval):
+    """String removal in the compiled loop and, after every ``every`` of its iterations, one
+    iteration on random removals proposed from Python (the engine path of NDS's hybrid)."""
+
+    every = 7
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def propose(self, problem, state, rng, k, rollouts):  # noqa: ANN001, ANN201
+        self.calls += 1
+        return RandomRemoval().propose(problem, state, rng, 5, 6)  # its own sizes
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pcvrp"])
+def test_a_hybrid_policy_interleaves_its_proposals_with_kernel_iterations(problem: str) -> None:
+    # 3000 iterations: with the rollouts' scratch state left stale by the single-rollout
+    # kernel iterations, this crashed (CVRP) before the engine resynchronised it
+    search = _search(problem)
+    policy = _Hybrid()
+    result = solve(search, policy, ASAConfig(time_limit=None, iterations=3000), seed=3)
+    assert validate(search.instance, result.solution) == []
+    assert result.cost == pytest.approx(search.instance.cost(result.solution), abs=1e-9)
+    assert result.iterations == 3000
+    assert policy.calls == 3000 // (policy.every + 1)
