@@ -8,34 +8,19 @@ import json
 import math
 import shlex
 import sys
-import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import typer
-from rich.table import Table
 
-from routecli.analysis.anisometry import PAPER_TABLE1
-from routecli.analysis.anisometry import anisometry as measure_anisometry
-from routecli.analysis.data import default_budget, parse_set, reference_set
-from routecli.analysis.entropy import (
-    DEFAULT_BINS,
-    DEFAULT_MIN_COUNT,
-    DEFAULT_SETS,
-    PAPER_MEAN,
-    PAPER_MIN,
-    POSITIONS,
-    angular_entropy,
-)
-from routecli.cli.common import console
+from routecli.cli import choices
+from routecli.cli.common import JOBS_HELP, Command, console, new_app
 from routecli.errors import OptionError, RoutecliError
-from routecli.problems import InfeasibleSolutionError, Instance, Routes, Tour
 
-app = typer.Typer(help="Measure the structure of near-optimal routes (PE paper Section 3.1).",
-                  no_args_is_help=True)
+if TYPE_CHECKING:
+    from routecli.problems import Instance, Routes, Tour
 
-TABLE1_SETS = tuple(PAPER_TABLE1)
+app = new_app("Measure the structure of near-optimal routes (PE paper Section 3.1).")
 
 NUM_HELP = "Instances per set."
 SEED_HELP = "Seed of the instance generator."
@@ -43,21 +28,34 @@ BUDGET_HELP = ("Multiply the PyVRP reference budget (iterations, the same on a b
                "on a quiet one; default per problem and size) by this factor: 2 doubles it, "
                "0.05 gives rough references fast. References are cached, so a rerun with the "
                "same settings is fast.")
-JOBS_HELP = "Parallel PyVRP processes."
+SET_HELP = ("Instance set <problem>-<size>, problem one of " + ", ".join(choices.SET_PROBLEMS)
+            + " (e.g. cvrp-100, pdtsp-51)")
+SETS_HELP = SET_HELP + "; repeatable or comma-separated."
 OUT_HELP = "Also write the table to this .csv or .json file."
 
 
-def parse_sets(text: str) -> list[str]:
-    """Comma-separated set names, validated (``OptionError`` on a bad one)."""
-    names = [s.strip().lower() for s in text.split(",") if s.strip()]
+def parse_sets(values: list[str]) -> list[str]:
+    """Set names from repeated and comma-separated ``--set`` values, validated
+    (``OptionError`` on a bad one)."""
+    from routecli.analysis.data import parse_set
+
+    names = [s.strip().lower() for value in values for s in value.split(",") if s.strip()]
     if not names:
-        raise OptionError("--sets is empty")
+        raise OptionError("--set is empty")
     for name in names:
         try:
             parse_set(name)
         except ValueError as exc:
             raise OptionError(str(exc)) from None
     return names
+
+
+def one_set(value: str) -> str:
+    """The single set a command works on (``probe``, ``plot pe``)."""
+    names = parse_sets([value])
+    if len(names) > 1:
+        raise OptionError(f"--set takes one set here, got {len(names)}: {', '.join(names)}")
+    return names[0]
 
 
 def check_out(out: Path | None) -> None:
@@ -73,11 +71,16 @@ def check_positive(name: str, value: float | None) -> None:
 
 def load(name: str, num: int, seed: int, ref_budget: float | None,
          jobs: int) -> tuple[list[Instance], list[Routes | Tour]]:
-    """Instances and reference solutions of set ``name``; one progress bar while solving."""
+    """Instances and reference solutions of set ``name``; the references still to compute are
+    announced (and shown as a bar) by :func:`routecli.baselines.reference.reference_solutions`,
+    cached ones are read without a word."""
+    from routecli.analysis.data import default_budget, reference_set
+    from routecli.problems import InfeasibleSolutionError
+
     budget = default_budget(name, ref_budget or 1.0)
-    console.print(f"[dim]{name}: {num} instances, PyVRP references of at most "
+    console.print(f"[dim]{name}: {num} instances, PyVRP references on a budget of "
                   f"{budget.iterations:,} iterations ({budget.no_improvement:,} without "
-                  f"improvement), {jobs} jobs[/dim]")
+                  f"improvement)[/dim]")
     try:
         return reference_set(name, num, seed=seed, budget=budget, jobs=jobs,
                              progress=sys.stderr.isatty())
@@ -88,6 +91,8 @@ def load(name: str, num: int, seed: int, ref_budget: float | None,
 
 def reference_settings(names: list[str], ref_budget: float | None) -> dict[str, dict[str, Any]]:
     """The reference settings of each set, as result files record them."""
+    from routecli.analysis.data import default_budget
+
     return {name: default_budget(name, ref_budget or 1.0).describe() for name in names}
 
 
@@ -121,6 +126,8 @@ def _no_nan(value: object) -> object:
 
 
 def _json_number(value: object) -> object:
+    import numpy as np
+
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
@@ -131,25 +138,32 @@ def fmt(value: float | None, digits: int = 3) -> str:
         else f"{value:.{digits}f}"
 
 
-@app.command()
+@app.command(cls=Command)
 def anisometry(
-    sets: str = typer.Option(",".join(TABLE1_SETS), "--sets", help="Comma-separated instance "
-                             "sets <problem>-<size> (cvrp, vrptw, pdtsp)."),
-    num: int = typer.Option(1000, "--num", min=1, help=NUM_HELP),
-    seed: int = typer.Option(0, "--seed", help=SEED_HELP),
-    ref_budget: float = typer.Option(None, "--ref-budget", help=BUDGET_HELP),
-    jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
+    sets: list[str] = typer.Option(list(choices.TABLE1_SETS), "--set", metavar="SET",
+                                   help=SETS_HELP),
+    sets_alias: list[str] = typer.Option([], "--sets", hidden=True),  # the old spelling
+    num: int = typer.Option(1000, "--num", min=1, metavar="N", help=NUM_HELP),
+    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
     include_return: bool = typer.Option(False, "--include-return", help="Fit d_i against i "
                                         "over the whole closed route, the return to the depot "
                                         "included (default: departure and customers only)."),
-    out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
 ) -> None:
     """Anisometry of reference routes (PE paper Table 1).
 
     Per route: the CV of consecutive edge lengths, the max/min edge ratio, and the MAD of the
     residuals of a linear fit of cumulative distance d_i against the index i (in units of the
     mean edge length); averaged over all routes of the set."""
-    names = parse_sets(sets)
+    from rich.table import Table
+
+    from routecli.analysis.anisometry import PAPER_TABLE1
+    from routecli.analysis.anisometry import anisometry as measure_anisometry
+    from routecli.analysis.data import default_budget
+
+    names = parse_sets(sets_alias or sets)
     check_out(out)
     check_positive("--ref-budget", ref_budget)
     rows: list[dict[str, Any]] = []
@@ -178,21 +192,23 @@ def anisometry(
                            "references": reference_settings(names, ref_budget)})
 
 
-@app.command()
+@app.command(cls=Command)
 def entropy(
-    sets: str = typer.Option(",".join(DEFAULT_SETS), "--sets", help="Comma-separated instance "
-                             "sets <problem>-<size>."),
-    bins: int = typer.Option(DEFAULT_BINS, "--bins", min=2, help="Angular sectors of the "
-                             "histogram (16 = the sectors XPE resolves with K = 4)."),
-    min_count: int = typer.Option(DEFAULT_MIN_COUNT, "--min-count", min=1, help="Leave (set, "
-                                  "k) cells with fewer customers out of the grid mean and "
-                                  "minimum (marked * in the table): small samples bias the "
-                                  "entropy low."),
-    num: int = typer.Option(1000, "--num", min=1, help=NUM_HELP),
-    seed: int = typer.Option(0, "--seed", help=SEED_HELP),
-    ref_budget: float = typer.Option(None, "--ref-budget", help=BUDGET_HELP),
-    jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
-    out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
+    sets: list[str] = typer.Option(list(choices.ENTROPY_SETS), "--set", metavar="SET",
+                                   help=SETS_HELP),
+    sets_alias: list[str] = typer.Option([], "--sets", hidden=True),  # the old spelling
+    bins: int = typer.Option(choices.ENTROPY_BINS, "--bins", min=2, metavar="N",
+                             help="Angular sectors of the histogram (16 = the sectors XPE "
+                             "resolves with K = 4)."),
+    min_count: int = typer.Option(choices.ENTROPY_MIN_COUNT, "--min-count", min=1, metavar="N",
+                                  help="Leave (set, k) cells with fewer customers out of the "
+                                  "grid mean and minimum (marked * in the table): small "
+                                  "samples bias the entropy low."),
+    num: int = typer.Option(1000, "--num", min=1, metavar="N", help=NUM_HELP),
+    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
 ) -> None:
     """Angular entropy at each within-route position (PE paper Section 3.1).
 
@@ -200,7 +216,14 @@ def entropy(
     entropy H / log(bins) of the depot-relative polar angles of the customers at position k,
     pooled over all routes of the set; then the mean and the minimum over the (set, k) grid
     (paper: 0.992 and 0.953)."""
-    names = parse_sets(sets)
+    import warnings
+
+    import numpy as np
+    from rich.table import Table
+
+    from routecli.analysis.entropy import PAPER_MEAN, PAPER_MIN, POSITIONS, angular_entropy
+
+    names = parse_sets(sets_alias or sets)
     check_out(out)
     check_positive("--ref-budget", ref_budget)
     per_set = {name: angular_entropy(*load(name, num, seed, ref_budget, jobs), bins=bins)

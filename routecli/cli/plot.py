@@ -6,35 +6,41 @@ from pathlib import Path
 
 import typer
 
-from routecli.analysis.pe_plots import PLOTS, plot_pe
-from routecli.cli.analyze import BUDGET_HELP, SEED_HELP, check_positive, load, parse_sets
-from routecli.cli.common import console
+from routecli.cli import choices
+from routecli.cli.analyze import BUDGET_HELP, SEED_HELP, SET_HELP, check_positive, load, one_set
+from routecli.cli.common import Command, console, new_app
 from routecli.cli.probe import resolve_names
 from routecli.errors import OptionError
-from routecli.pe import PE_REGISTRY, RouteBatch
 
-app = typer.Typer(help="Draw PNG pictures.", no_args_is_help=True)
+app = new_app("Draw PNG pictures.")
 
 
-@app.command()
+@app.command(cls=Command)
 def pe(
-    name: str = typer.Option("ipe_inv_xpe", "--pe", help="Encoding to draw: "
-                             + ", ".join(PE_REGISTRY) + "."),
-    plots: str = typer.Option("all", "--plots", help="'all' or comma-separated: "
-                              + ", ".join(PLOTS) + "."),
-    problem_set: str = typer.Option("cvrp-100", "--set", help="Instance set <problem>-<size>."),
-    instance: int = typer.Option(0, "--instance", min=0, help="Which instance of the set."),
-    dim: int = typer.Option(32, "--dim", min=2, help="Encoding width."),
-    seed: int = typer.Option(0, "--seed", help=SEED_HELP),
-    ref_budget: float = typer.Option(None, "--ref-budget", help=BUDGET_HELP),
-    out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNG files "
-                             "(<pe>-<plot>.png)."),
+    name: str = typer.Option("ipe_inv_xpe", "--pe", metavar="NAME", help="Encoding to draw: "
+                             + ", ".join(choices.PE_NAMES) + "."),
+    plots: str = typer.Option("all", "--plots", metavar="NAMES", help="all, or "
+                              "comma-separated: " + ", ".join(choices.PE_PLOTS) + "."),
+    problem_set: str = typer.Option("cvrp-100", "--set", metavar="SET", help=SET_HELP + "."),
+    instance: int = typer.Option(0, "--instance", min=0, metavar="N", help="Which instance of "
+                                 "the set."),
+    dim: int = typer.Option(32, "--dim", min=2, metavar="N", help="Encoding width."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
+    out: Path = typer.Option(Path("plots"), "--out", "-o", metavar="FOLDER", help="Folder for "
+                             "the PNG files (PE-PLOT.png)."),
 ) -> None:
     """Pictures of an encoding on one reference solution: the PE matrix along the longest
     route (heatmap), its position-by-position cosine similarity, IPE channels against
     cumulative distance vs index, XPE angles per route, and a 2-D PCA coloured by route."""
-    (encoding,) = resolve_names(name)
-    (set_name,) = parse_sets(problem_set)
+    from routecli.analysis.pe_plots import PLOTS, plot_pe
+    from routecli.pe import PE_REGISTRY, RouteBatch
+
+    encodings = resolve_names(name)
+    if len(encodings) != 1:
+        raise OptionError(f"--pe takes one encoding here, got {len(encodings)}")
+    (encoding,) = encodings
+    set_name = one_set(problem_set)
     check_positive("--ref-budget", ref_budget)
     chosen = PLOTS if plots.strip().lower() == "all" else tuple(
         p.strip().lower() for p in plots.split(","))

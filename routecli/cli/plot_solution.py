@@ -6,21 +6,24 @@ from pathlib import Path
 
 import typer
 
-from routecli.cli.common import console
+from routecli.cli.common import BKS_HELP, ROUND_HELP, check_bks, console
 from routecli.errors import OptionError
-from routecli.io import best_known, read_instance, read_solution
-from routecli.plots import plot_solution
-from routecli.problems import validate
 
 
 def solution(
-    file: Path = typer.Argument(..., help="Instance file (.vrp, .tsp)."),
-    solution_file: Path = typer.Argument(..., help="Solution file (.sol, .tour)."),
-    out: Path = typer.Option(..., "--out", "-o", help="PNG file to write."),
-    bks: float | None = typer.Option(None, "--bks", help="Best-known value for the gap."),
-    rounding: str = typer.Option("file", "--round", help="Distance rule override."),
+    file: Path = typer.Argument(..., metavar="INSTANCE", help="Instance file (.vrp, .tsp)."),
+    solution_file: Path = typer.Argument(..., metavar="SOLUTION", help="Solution file (.sol, "
+                                         ".tour)."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="PNG file to write."),
+    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
 ) -> None:
     """Draw a solution: depot marked, routes coloured, cost and gap in the title."""
+    from routecli.io import best_known, read_instance, read_solution
+    from routecli.plots import plot_solution
+    from routecli.problems import validate
+
+    check_bks(bks)
     if out.suffix.lower() != ".png":
         raise OptionError(f"--out must be a .png file, got {out}")
     instance = read_instance(file, rounding)

@@ -8,31 +8,25 @@ import sys
 import time
 from pathlib import Path
 
-import torch
 import typer
-from rich.progress import Progress
-from rich.table import Table
 
-from routecli.analysis.probe import PAPER_TABLE3, REFERENCES
-from routecli.analysis.probe import probe as run_probe
+from routecli.cli import choices
 from routecli.cli.analyze import (
     BUDGET_HELP,
-    JOBS_HELP,
     OUT_HELP,
     SEED_HELP,
+    SET_HELP,
     check_out,
     check_positive,
     command_line,
     fmt,
     load,
-    parse_sets,
+    one_set,
     reference_settings,
     write_rows,
 )
-from routecli.cli.common import console
+from routecli.cli.common import JOBS_HELP, console
 from routecli.errors import OptionError
-from routecli.pe import PE_REGISTRY, RouteBatch
-from routecli.pe.routing import AMPLITUDES, SCHEDULES, HierarchicalPE, InRoutePE
 
 PROBE_HELP = """Spearman correlation of PE distances with the desiderata D1-D3 (PE paper Table 3).
 
@@ -49,6 +43,8 @@ Learnable encodings are probed as initialised (seeded)."""
 
 def resolve_names(text: str) -> list[str]:
     """``all`` or comma-separated registry names (``OptionError`` on an unknown one)."""
+    from routecli.pe import PE_REGISTRY
+
     if text.strip().lower() == "all":
         return list(PE_REGISTRY)
     names = [n.strip().lower().replace("-", "_").replace("+", "_") for n in text.split(",")]
@@ -60,33 +56,46 @@ def resolve_names(text: str) -> list[str]:
 
 
 def probe(
-    pe: str = typer.Option("all", "--pe", help="'all' or comma-separated encodings: "
-                           + ", ".join(PE_REGISTRY) + "."),
-    problem_set: str = typer.Option("cvrp-100", "--set", help="Instance set <problem>-<size>."),
-    num: int = typer.Option(1000, "--num", min=1, help="Solutions to probe."),
-    pairs: int = typer.Option(1000, "--pairs", min=1, help="Pairs per solution and target set "
-                              "(1,000 x 1,000 solutions = the paper's 10^6)."),
-    dim: int = typer.Option(128, "--dim", min=2, help="PE width (RoPE: dim / heads per head)."),
-    heads: int = typer.Option(8, "--heads", min=1, help="Attention heads (ALiBi slopes, RoPE)."),
-    seed: int = typer.Option(0, "--seed", help=SEED_HELP + " Also seeds pair sampling and "
-                             "learnable PE initialisation."),
-    ref_budget: float = typer.Option(None, "--ref-budget", help=BUDGET_HELP),
-    jobs: int = typer.Option(2, "--jobs", min=1, help=JOBS_HELP),
-    ipe_schedule: str = typer.Option("integer", "--ipe-schedule", help="IPE frequencies: "
-                                     "integer harmonics, or the paper's geometric formula "
-                                     "10000^(-2k/D) (breaks circularity; for comparison)."),
-    ipe_amplitude: str = typer.Option(None, "--ipe-amplitude", help="IPE channel scale: "
-                                      "harmonic (1/k, default with integer harmonics) or flat."),
+    pe: str = typer.Option("all", "--pe", metavar="NAMES", help="all, or comma-separated "
+                           "encodings: " + ", ".join(choices.PE_NAMES) + "."),
+    problem_set: str = typer.Option("cvrp-100", "--set", metavar="SET", help=SET_HELP + "."),
+    num: int = typer.Option(1000, "--num", min=1, metavar="N", help="Solutions to probe."),
+    pairs: int = typer.Option(1000, "--pairs", min=1, metavar="N", help="Pairs per solution "
+                              "and target set (1,000 x 1,000 solutions = the paper's 10^6)."),
+    dim: int = typer.Option(128, "--dim", min=2, metavar="N", help="PE width (RoPE: dim / "
+                            "heads per head)."),
+    heads: int = typer.Option(8, "--heads", min=1, metavar="N", help="Attention heads (ALiBi "
+                              "slopes, RoPE)."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP + " Also seeds pair "
+                             "sampling and learnable PE initialisation."),
+    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
+    ipe_schedule: str = typer.Option("integer", "--ipe-schedule", metavar="NAME",
+                                     help="IPE frequencies: integer harmonics, or the paper's "
+                                     "geometric formula 10000^(-2k/D) (breaks circularity; for "
+                                     "comparison)."),
+    ipe_amplitude: str = typer.Option(None, "--ipe-amplitude", metavar="NAME",
+                                      help="IPE channel scale: harmonic (1/k, default with "
+                                      "integer harmonics) or flat."),
     references: bool = typer.Option(True, "--references/--no-references", help="Add two "
                                     "reference rows that are not encodings: the index gap "
                                     "|i - j| and the normalised cyclic arc."),
-    threads: int = typer.Option(1, "--threads", min=1, help="Torch threads. The probe is many "
-                                "small batched operations; one thread avoids the large slowdown "
-                                "of oversubscribed cores when other jobs share them."),
-    out: Path = typer.Option(None, "--out", "-o", help=OUT_HELP),
+    threads: int = typer.Option(1, "--threads", min=1, metavar="N", help="Torch CPU threads. "
+                                "The probe is many small batched operations; one thread avoids "
+                                "the large slowdown of oversubscribed cores."),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
 ) -> None:
+    import torch
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from routecli.analysis.probe import PAPER_TABLE3, REFERENCES
+    from routecli.analysis.probe import probe as run_probe
+    from routecli.pe import PE_REGISTRY, RouteBatch
+    from routecli.pe.routing import AMPLITUDES, SCHEDULES, HierarchicalPE, InRoutePE
+
     names = resolve_names(pe)
-    (name,) = parse_sets(problem_set)
+    name = one_set(problem_set)
     check_out(out)
     check_positive("--ref-budget", ref_budget)
     if dim % 2 or (dim // heads) % 2:
