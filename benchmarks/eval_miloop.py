@@ -82,7 +82,8 @@ def main() -> None:
     budget = reference_budget(args.problem, args.size).scaled(args.ref_budget)
     refs = reference_solutions(instances, budget, progress=False)
     ref_cost = np.array([inst.cost(sol) for inst, sol in zip(instances, refs, strict=True)])
-    check_references(instances[:args.check_refs], ref_cost, budget)
+    consistency = check_references(instances[:args.check_refs], ref_cost, budget)
+    digest = checkpoint.load(args.checkpoint)["sha256"][:16]
     k = args.first or args.instances
     nn = NearestNeighbour()
     nn_cost = np.array([inst.cost(nn.solve(inst)) for inst in instances[:k]])
@@ -110,7 +111,6 @@ def main() -> None:
         costs, seconds = solve(slice(0, k))
         cost = np.array(costs)
     else:
-        digest = checkpoint.load(args.checkpoint)["sha256"][:16]
         starts = range(0, k, args.block)
         for lo in reversed(starts) if args.reverse else starts:
             done = resume_rows(args.per_instance, digest)
@@ -133,13 +133,13 @@ def main() -> None:
         seconds = sum(done[i][1] for i in range(k))
     row = {
         "problem": args.problem, "size": args.size, "instances": k, "seed": args.seed,
-        "checkpoint": args.checkpoint, "decode": args.decode,
+        "checkpoint": args.checkpoint, "checkpoint_sha256": digest, "decode": args.decode,
         "starts": args.starts if args.decode != "greedy" else 1, "augment": args.augment,
         "obj": round(float(cost.mean()), 4), "ref_obj": round(float(ref_cost[:k].mean()), 4),
         "gap": round(float((100 * (cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
         "nn_gap": round(float((100 * (nn_cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
         "sec_per_instance": round(seconds / k, 3), "threads": args.threads,
-        "references": budget.describe(),
+        "references": {**budget.describe(), "doubled_budget_check": consistency},
     }
     print("| problem | n | instances | decode | M | aug | obj | ref | gap % | NN gap % | s/inst |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -152,11 +152,11 @@ def main() -> None:
 
 
 def check_references(instances: list[Instance], ref_cost: np.ndarray,
-                     budget: ReferenceBudget) -> None:
+                     budget: ReferenceBudget) -> dict[str, float] | None:
     """Warn when a reference of ``instances`` is worse than PyVRP with the budget doubled by
-    more than :data:`CONSISTENCY_TOLERANCE` percent."""
+    more than :data:`CONSISTENCY_TOLERANCE` percent; the mean and largest difference (%)."""
     if not instances:
-        return
+        return None
     doubled = reference_solutions(instances, budget.scaled(2), progress=False)
     worse = []
     for i, (inst, sol) in enumerate(zip(instances, doubled, strict=True)):
@@ -167,6 +167,8 @@ def check_references(instances: list[Instance], ref_cost: np.ndarray,
                           stacklevel=2)
     print(f"references ({budget.key}) against the budget doubled on the first {len(worse)} "
           f"instances: {np.mean(worse):+.3f}% on average, at most {max(worse):+.3f}%", flush=True)
+    return {"instances": len(worse), "mean_percent": round(float(np.mean(worse)), 4),
+            "max_percent": round(float(max(worse)), 4)}
 
 
 def resume_rows(path: Path, digest: str) -> dict[int, tuple[float, float]]:
