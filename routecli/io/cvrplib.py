@@ -59,6 +59,9 @@ def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> I
     if is_solomon(text):
         return solomon_from_text(text, source, round_rule)
     spec, sections = parse(text, source, SPEC_KEYS, SECTION_KEYS)
+    if "DISTANCE" in spec:  # a route-length limit no solver here respects: refuse, never ignore
+        raise InstanceFormatError(f"{source}: line {spec['DISTANCE'].line}: DISTANCE (a route "
+                                  "length limit) is not supported")
     n = dimension(spec, source)
     ewt = edge_weight_rule(spec, source, extra=("EXACT_2D",))
     metric = instance_metric(spec, sections, n, ewt, round_rule, source)

@@ -26,6 +26,7 @@ INVALID = {
     "huge_coords.tsp": f"line 8: NODE_COORD_SECTION: y of node 3 is -2e+09; |y| must be <= 1e+09 {EXACT}",
     "overflow_demand.vrp": f"line 13: DEMAND_SECTION: demand of node 3 is 1e+300; |demand| must be "
                            f"<= 1e+09 {EXACT}",
+    "route_length_limit.vrp": "line 7: DISTANCE (a route length limit) is not supported",
     "explicit_negative_weight.tsp": "line 8: EDGE_WEIGHT_SECTION: weight of edge (2, 4) is -2; "
                                     "weights must be >= 0",
     "explicit_nan_weight.tsp": "line 9: EDGE_WEIGHT_SECTION: weight of edge (3, 4) is nan; it must be "
