@@ -10,7 +10,11 @@ by that tolerance).
 
 from __future__ import annotations
 
+import os
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +38,21 @@ def greedy_selection(weights: np.ndarray, values: np.ndarray, capacity: float) -
     return np.asarray(taken, np.int64)
 
 
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Silence file descriptor 1 (HiGHS prints solver-internal notes there, ignoring
+    ``disp=False``), so a command's own output stays clean."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def optimum(weights: np.ndarray, values: np.ndarray, capacity: float,
             seconds: float | None = None) -> tuple[np.ndarray, bool]:
     """An optimal selection (item ids) and whether HiGHS proved it optimal (False when
@@ -46,11 +65,12 @@ def optimum(weights: np.ndarray, values: np.ndarray, capacity: float,
         options["time_limit"] = max(seconds, 1e-3)
     bound = float(capacity)
     for _ in range(2):
-        result = milp(-np.asarray(values, np.float64), integrality=np.ones(n),
-                      bounds=Bounds(0, 1),
-                      constraints=LinearConstraint(np.asarray(weights, np.float64)[None], -np.inf,
-                                                   bound),
-                      options=options)
+        with quiet_stdout():
+            result = milp(-np.asarray(values, np.float64), integrality=np.ones(n),
+                          bounds=Bounds(0, 1),
+                          constraints=LinearConstraint(np.asarray(weights, np.float64)[None],
+                                                       -np.inf, bound),
+                          options=options)
         if result.x is None:
             raise OptionError(f"HiGHS found no knapsack solution ({result.message})")
         chosen = np.flatnonzero(np.rint(result.x) > 0)
