@@ -1,4 +1,5 @@
-"""The learned removal policy as the search engine's :class:`routecli.search.ruin.RemovalPolicy`."""
+"""The learned removal policy as the search engine's :class:`routecli.search.ruin.RemovalPolicy`,
+alone (the PE paper's NDS) or interleaved with string removal (:class:`HybridRemoval`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import torch
 from routecli.nds.features import node_features, removable, solution_batch
 from routecli.nds.policy import NDSPolicy, sample_latent, unit_distance
 from routecli.problems.geometry import augment8
+from routecli.search.ruin import POLICY_STRINGS
 from routecli.search.state import SearchProblem, SearchState
 
 
@@ -15,18 +17,24 @@ class LearnedRemoval:
     """:class:`routecli.search.ruin.RemovalPolicy` backed by an :class:`NDSPolicy`.
 
     Each call encodes the current solution on the 8 symmetric images of the instance
-    (:func:`routecli.problems.geometry.augment8`) and samples ``rollouts / 8`` removal sets per
-    image (at least one), each with its own latent ``z``. The encoding is kept while the
+    (:func:`routecli.problems.geometry.augment8`; only the instance itself without ``augment``)
+    and samples ``rollouts / 8`` removal sets per image (at least one), each with its own
+    latent ``z``. The encoding is kept while the
     solution stays the same (the search rejected the last proposal), so a rejected
     iteration costs only the decoder: the encoder is about three quarters of a call on a CPU.
     """
 
     name = "learned"
     kernel: int | None = None
+    every: int | None = None
 
-    def __init__(self, model: NDSPolicy, augment: bool = True):
+    def __init__(self, model: NDSPolicy, augment: bool = True, bf16: bool = False):
         self.model = model.eval()
         self.augment = augment
+        # bf16 runs the encoder's matrix products on the CPU's bf16 units (AMX / AVX-512-BF16:
+        # several times the fp32 rate); the decoder stays fp32, its steps are small and
+        # bound by per-operation overhead, where bf16 measured slower
+        self.bf16 = bf16
         self._images: tuple[SearchProblem, np.ndarray, torch.Tensor] | None = None
         self._encoded: tuple[SearchProblem, bytes, torch.Tensor] | None = None
         self.encodings = 0  # encoder calls so far (the rest of the proposals reused one)
@@ -71,8 +79,31 @@ class LearnedRemoval:
         if cached is not None and cached[0] is problem and cached[1] == key:
             return cached[2]
         coords = self.images(problem)
-        emb = self.model.encode(node_features(problem, state, coords),
-                                solution_batch(problem, state, coords))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            emb = self.model.encode(node_features(problem, state, coords),
+                                    solution_batch(problem, state, coords)).float()
         self._encoded = (problem, key, emb)
         self.encodings += 1
         return emb
+
+
+class HybridRemoval:
+    """String removal in the engine's compiled loop with one learned iteration after every
+    ``every`` string iterations: ``rollouts`` proposals of ``remove`` customers from ``learned``,
+    repaired, the best one competing under the same annealing rule."""
+
+    name = "hybrid"
+    kernel: int | None = POLICY_STRINGS
+
+    def __init__(self, learned: LearnedRemoval, every: int, rollouts: int, remove: int):
+        self.learned = learned
+        self.every: int | None = every
+        self.rollouts = rollouts
+        self.remove = remove
+        self.calls = 0  # learned iterations so far
+
+    def propose(self, problem: SearchProblem, state: SearchState, rng: np.random.Generator,
+                k: int, rollouts: int) -> np.ndarray:
+        # k and rollouts size the string iterations; the learned ones have their own
+        self.calls += 1
+        return self.learned.propose(problem, state, rng, self.remove, self.rollouts)

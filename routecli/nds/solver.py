@@ -4,29 +4,41 @@ Solves CVRP, VRPTW and PCVRP. Loads the shipped ``nds-<problem>.pt`` (``nds-<pro
 when ``pe`` names an encoding other than the shipped one), or ``Settings.checkpoint``; the
 checkpoint's problem and PE must match the request. ``policy`` = ``random`` or ``strings``
 swaps the learned policy for a non-neural control under the same search settings.
+
+Two variants (``Settings.variant``):
+
+- ``paper``: the published method (PE paper Appendix E, Table 7): every iteration encodes the
+  current solution (fp32, on the 8 symmetric images unless ``images=1``), samples ``rollouts``
+  removal sets of ``remove`` customers, repairs them all and lets the best compete under the
+  annealing rule;
+- ``hybrid``: ``sisr``'s iterations (one string removal of ``string_remove`` customers on
+  average, compiled) with one learned iteration as above after every ``every`` of them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from routecli.errors import OptionError
 from routecli.nds.policy import default_pe, load_policy
-from routecli.nds.removal import LearnedRemoval
+from routecli.nds.removal import HybridRemoval, LearnedRemoval
 from routecli.pe.registry import PE_REGISTRY, canonical_pe
 from routecli.problems import Instance, Routes
-from routecli.search.asa import ASAResult
+from routecli.search.asa import ASAConfig, ASAResult
 from routecli.search.ruin import POLICIES, RemovalPolicy, make_policy
 from routecli.search.solver import SearchSettings, SearchSolver
 from routecli.solvers import ProgressFn, Stop, apply_threads
 from routecli.train.checkpoint import CheckpointError, shipped
 
+VARIANTS = ("paper", "hybrid")
+
 
 @dataclass(frozen=True)
 class Settings(SearchSettings):
-    """The PE paper's NDS search (Table 7): 64 rollouts of 15 removals per iteration, read on
-    the 8 symmetric images of the instance."""
+    """The PE paper's NDS search (Table 7) by default: 64 rollouts of 15 removals per
+    iteration, read on the 8 symmetric images of the instance; ``rollouts``, ``remove``,
+    ``images`` and ``bf16`` shape the learned iterations of either variant."""
 
     policy: str = "learned"  #: learned, or a non-neural control: random, strings
     rollouts: int = 64  #: removal proposals per iteration, spread over the images
@@ -35,9 +47,17 @@ class Settings(SearchSettings):
     checkpoint: str | None = None  #: policy weights (None: the shipped nds-<problem>.pt)
     images: int = 8  #: 8: the paper's augmented images; 1: the instance only (8x cheaper)
     threads: int | None = None  #: torch CPU threads (None: torch's default)
+    variant: str = "paper"  #: paper: every iteration learned; hybrid: strings + learned
+    every: int = 1000  #: hybrid: string iterations before each learned one
+    string_remove: int = 10  #: hybrid: mean customers per string removal (sisr's default)
+    bf16: bool = False  #: the encoder in bf16 (the paper's method runs fp32)
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.variant not in VARIANTS:
+            raise OptionError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
+        if self.every < 1 or self.string_remove < 1:
+            raise OptionError("every and string_remove must be >= 1")
         if self.policy not in ("learned", *POLICIES):
             raise OptionError(f"--policy must be learned, {', '.join(POLICIES)} for nds, "
                               f"got {self.policy!r}")
@@ -46,6 +66,14 @@ class Settings(SearchSettings):
                               f"{', '.join(PE_REGISTRY)}")
         if self.images not in (1, 8):
             raise OptionError(f"images must be 1 or 8, got {self.images}")
+
+    def asa_config(self, stop: Stop) -> ASAConfig:
+        config = super().asa_config(stop)
+        if self.variant == "paper" or self.policy != "learned":
+            return config
+        # the engine's rollouts and removal count size the hybrid's string iterations (sisr's);
+        # its learned iterations take theirs from the policy object
+        return replace(config, rollouts=1, remove=self.string_remove)
 
 
 def default_checkpoint(problem: str, pe: str | None = None) -> Path:
@@ -87,7 +115,9 @@ class NDSSolver:
             if s.pe is not None and canonical_pe(s.pe) != model.config.pe:
                 raise CheckpointError(f"{path} was trained with PE {model.config.pe!r}, "
                                       f"not {s.pe!r}")
-            policy = LearnedRemoval(model, augment=s.images == 8)
+            learned = LearnedRemoval(model, augment=s.images == 8, bf16=s.bf16)
+            policy = learned if s.variant == "paper" else \
+                HybridRemoval(learned, s.every, s.rollouts, s.remove)
         self._policies[problem] = policy
         return policy
 

@@ -266,3 +266,33 @@ def test_the_encoding_is_reused_only_while_the_solution_is_unchanged():
         if len(routes) > 1 else Routes([routes[0][::-1]])
     cached.propose(p, from_routes(p, moved), np.random.default_rng(6), k=6, rollouts=16)
     assert cached.encodings == 2
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pcvrp"])
+def test_bf16_proposals_are_valid_removal_sets_from_nearly_the_same_encoding(problem):
+    p, state = search_problem(problem, n=40, seed=3)
+    model = small_policy(problem)
+    half, full = LearnedRemoval(model, bf16=True), LearnedRemoval(model)
+    out = half.propose(p, state, np.random.default_rng(0), k=7, rollouts=24)
+    served = set(state.served().tolist())
+    assert out.shape == (24, 7)
+    for row in out:
+        assert len(set(row.tolist())) == 7 and set(row.tolist()) <= served
+    emb = half.encode(p, state)
+    assert emb.dtype == torch.float32  # the decoder reads fp32
+    torch.testing.assert_close(emb, full.encode(p, state), atol=0.1, rtol=0.05)
+    assert not torch.equal(emb, full.encode(p, state))  # bf16 did run
+
+
+def test_the_paper_proposals_are_the_policy_samples_on_the_eight_images():
+    """The published method: each call encodes the solution in fp32 on the 8 symmetric images
+    and samples rollouts / 8 sets per image, nothing else in between."""
+    p, state = search_problem("cvrp", n=30, seed=2)
+    model = small_policy()
+    out = LearnedRemoval(model).propose(p, state, np.random.default_rng(4), k=6, rollouts=16)
+    generator = torch.Generator().manual_seed(int(np.random.default_rng(4).integers(2**62)))
+    feats, batch, allowed, dist = inputs(p, state, copies=8)
+    latent = sample_latent(8, 2, model.config.latent_dim, generator)
+    with torch.no_grad():
+        actions, _ = model(feats, batch, allowed, latent, 6, generator, distance=dist)
+    np.testing.assert_array_equal(out, actions.reshape(16, 6).numpy())

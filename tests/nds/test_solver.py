@@ -9,6 +9,7 @@ from routecli import generate
 from routecli.errors import OptionError
 from routecli.generate import batch_instances
 from routecli.nds.policy import NDSConfig, NDSPolicy, to_checkpoint
+from routecli.nds.removal import HybridRemoval, LearnedRemoval
 from routecli.nds.solver import default_checkpoint
 from routecli.solvers import Stop, make_solver, run
 from routecli.train.checkpoint import CheckpointError
@@ -52,6 +53,33 @@ def test_learned_search_returns_valid_solutions_and_reports_progress(tmp_path, p
     assert nds.last.iterations == 20
 
 
+def test_the_paper_variant_is_the_published_search(tmp_path):
+    nds = make_solver("nds", checkpoint=save(tmp_path))
+    settings = nds.settings
+    assert (settings.variant, settings.images, settings.rollouts, settings.remove,
+            settings.bf16) == ("paper", 8, 64, 15, False)
+    policy = nds.policy("cvrp")
+    assert isinstance(policy, LearnedRemoval) and policy.augment and not policy.bf16
+    config = settings.asa_config(Stop(iterations=5))
+    assert (config.rollouts, config.remove) == (64, 15)
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pcvrp"])
+def test_the_hybrid_returns_valid_solutions_and_runs_its_learned_iterations(tmp_path, problem):
+    pe = "ipe_inv_xpe" if problem == "cvrp" else "ipe_xpe"
+    nds = solver(checkpoint=save(tmp_path, problem, pe), variant="hybrid", every=20, images=1,
+                 bf16=True)
+    result = run(nds, instance(problem, 40), seed=2, stop=Stop(iterations=2100))
+    assert result.feasible, result.problems
+    assert nds.last.iterations == 2100
+    policy = nds.policy(problem)
+    assert isinstance(policy, HybridRemoval) and policy.every == 20
+    assert policy.calls == 2100 // 21
+    assert 1 <= policy.learned.encodings <= policy.calls  # reused when the strings moved nothing
+    config = nds.settings.asa_config(Stop(iterations=5))
+    assert (config.rollouts, config.remove) == (1, 10)  # its string iterations are sisr's
+
+
 def test_random_control_needs_no_checkpoint():
     control = solver(policy="random")
     assert control.name == "nds-random"
@@ -77,5 +105,9 @@ def test_bad_options_are_refused_early(tmp_path):
         solver(policy="greedy")
     with pytest.raises(OptionError, match="images"):
         solver(images=3)
+    with pytest.raises(OptionError, match="variant"):
+        solver(variant="fast")
+    with pytest.raises(OptionError, match="every"):
+        solver(variant="hybrid", every=0)
     with pytest.raises(CheckpointError, match="not found"):
         solver(checkpoint=str(tmp_path / "missing.pt")).solve(instance(), stop=Stop(iterations=1))
