@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import statistics
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +79,11 @@ def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Stop]:
     if name == "hgs":
         return make_solver("hgs"), stop
     extra["polish"] = extra.pop("polish", "0") == "1"
-    for key in ("rollouts", "remove", "images"):
+    for key in ("rollouts", "remove", "images", "every", "string_remove"):
         if key in extra:
             extra[key] = int(extra[key])
+    if "bf16" in extra:
+        extra["bf16"] = extra["bf16"] == "1"
     for key in ("t_start", "t_end", "blink"):
         if key in extra:
             extra[key] = float(extra[key])
@@ -94,15 +97,31 @@ def solve_row(rec: ResultLog, part: str, instance, spec: str, args,  # noqa: ANN
               file: Path | None = None) -> dict[str, str]:
     """Solve ``instance`` with the solver ``spec`` and log the row (``set`` = the part)."""
     solver, stop = solver_for(spec, args.pe, args.time_limit)
+    cpu = time.process_time()
     result = run(solver, instance, seed=args.seed, stop=stop, bks=ref)
+    cpu = time.process_time() - cpu  # less sensitive than wall clock to other jobs' load
+    last = getattr(solver, "last", None)  # the search's ASAResult; PyVRP's runs keep none
     row = ResultRow.of(result, set_name=part, file=file, solver=spec,
                        settings=getattr(solver, "settings", None), seed=args.seed, stop=stop,
                        provenance=provenance)
     shown = "-" if result.gap is None else f"{result.gap:.3f}%"
     print(f"{part} {instance.name:>16} {spec:>8} cost {result.cost:12.3f} gap {shown} "
           f"{result.seconds:6.1f}s feasible={result.feasible}", flush=True)
-    offset = float(instance.prizes.sum()) if instance.problem == "pcvrp" else 0.0
-    return rec.add(row, offset=offset)
+    extra = {"offset": float(instance.prizes.sum()) if instance.problem == "pcvrp" else 0.0,
+             "iterations_run": last.iterations if last is not None else "",
+             "cpu_seconds": round(cpu, 3)}
+    return rec.add(row, **{k: v for k, v in extra.items() if k in rec.columns})
+
+
+def extra_columns(path: Path) -> list[str]:
+    """The columns this script adds to the shared schema; a file started before
+    ``iterations_run`` and ``cpu_seconds`` existed keeps its header (its rows go without)."""
+    wanted = ["offset", "iterations_run", "cpu_seconds"]
+    if not path.exists():
+        return wanted
+    with open(path, newline="") as fh:
+        header = next(csv.reader(fh), [])
+    return [c for c in wanted if c in header]
 
 
 def done(rec: ResultLog, part: str, instance: str, spec: str, args) -> dict[str, str] | None:  # noqa: ANN001
@@ -145,6 +164,14 @@ def mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
+def rate(rows: list[dict]) -> str:
+    """Mean search iterations per second of wall clock over ``rows`` ("-" where the solver
+    does not report its iterations, e.g. PyVRP, or the rows predate the column)."""
+    runs = [float(r["iterations_run"]) / float(r["seconds"]) for r in rows
+            if r.get("iterations_run") and float(r["seconds"]) > 0]
+    return f"{mean(runs):,.0f}" if runs else "-"
+
+
 def paired(value: dict[tuple[str, str], float], solvers: list[str]) -> list[str]:
     """The first solver against each other one on the instances all solvers finished (``value``
     maps (instance, solver); lower is better): wins and the two-sided paired Wilcoxon
@@ -176,6 +203,8 @@ def x_table(rows: list[dict], solvers: list[str]) -> str:
     avg = [f"{mean([float(by[n, s]['gap_pct']) for n in listed]):.2f}" for s in solvers]
     out.append(f"| **average, the {len(listed)} in the paper's Table 9** | " + " | ".join(avg)
                + " |")
+    out.append("| iterations / s (mean over the instances) | "
+               + " | ".join(rate([by[n, s] for n in complete]) for s in solvers) + " |")
     for label, value in PAPER_X.items():
         out.append(f"| {label} | {value:.2f} |" + " |" * (len(solvers) - 1))
     out += paired({key: float(r["gap_pct"]) for key, r in by.items()}, solvers)
@@ -191,9 +220,9 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
             continue
         size = mine[0]["n"]
         out += [f"\n{problem.upper()}-{size} ({len({r['instance'] for r in mine})} instances)",
-                "| method | Obj. | Gap % | Time (s) |", "|---|---|---|---|"]
+                "| method | Obj. | Gap % | Time (s) | iterations / s |", "|---|---|---|---|---|"]
         for label, (obj, g) in PAPER_TABLE5[problem].items():
-            out.append(f"| {label} | {obj:.2f} | {g:+.2f} | 60 |")
+            out.append(f"| {label} | {obj:.2f} | {g:+.2f} | 60 | |")
         for s in solvers:
             sel = [r for r in mine if r["solver"] == s and r["feasible"] == "True"]
             if not sel:
@@ -203,7 +232,7 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
             gaps = [100 * (float(r["cost"]) - ref[r["instance"]])
                     / (ref[r["instance"]] + float(r["offset"])) for r in sel if r["instance"] in ref]
             out.append(f"| {s} (ours) | {mean(objs):.2f} | {mean(gaps):+.2f} | "
-                       f"{mean([float(r['seconds']) for r in sel]):.1f} |")
+                       f"{mean([float(r['seconds']) for r in sel]):.1f} | {rate(sel)} |")
         out += paired({(r["instance"], r["solver"]): float(r["cost"]) for r in mine}, solvers)
     return "\n".join(out)
 
@@ -231,7 +260,7 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    rec = ResultLog(args.out, extra=["offset"])
+    rec = ResultLog(args.out, extra=extra_columns(args.out))
     provenance = Provenance.current()
     if args.part in ("x", "both"):
         x_part(args, rec, provenance)
