@@ -1,4 +1,10 @@
-"""Edge lengths under the TSPLIB distance rules, as numba kernels.
+"""Edge lengths under the TSPLIB distance rules: numpy for inputs of up to :data:`SMALL` edges,
+the numba kernels of :mod:`routecli.kernels.distance_jit` above that.
+
+Two paths because numba costs about a second before its first result (importing it, loading
+its cached machine code) and numpy is six times slower on millions of edges: reading an instance
+and re-costing a best-known solution (``routecli info``) stays fast, costing a 10M-node tour too.
+Both give the same edge lengths; sums of ``exact`` (float) lengths may differ in the last bits.
 
 Rules (TSPLIB 95 spec, Reinelt 1995), one integer code each so kernels can branch cheaply:
 
@@ -12,14 +18,15 @@ Rules (TSPLIB 95 spec, Reinelt 1995), one integer code each so kernels can branc
 
 from __future__ import annotations
 
-import math
+import importlib
+from types import ModuleType
 
-import numba as nb
 import numpy as np
 
 RULES: tuple[str, ...] = ("euc2d", "ceil2d", "att", "geo", "exact")
-_EUC2D, _CEIL2D, _ATT, _GEO, _EXACT = range(5)
+_EUC2D, _CEIL2D, _ATT, _GEO = range(4)  # and 4, exact: the fall-through
 _GEO_RADIUS = 6378.388
+SMALL = 100_000  # edges: up to here numpy answers in milliseconds, well before numba could
 _GEO_PI = 3.141592
 
 
@@ -41,87 +48,51 @@ def prepare_coords(coords: np.ndarray, rule: str) -> np.ndarray:
     return _GEO_PI * (degrees + 5.0 * minutes / 3.0) / 180.0
 
 
-@nb.njit(cache=True, inline="always")
-def _edge(ax: float, ay: float, bx: float, by: float, rule: int) -> float:
+def _jit() -> ModuleType:
+    return importlib.import_module("routecli.kernels.distance_jit")
+
+
+def _edges(xy: np.ndarray, src: np.ndarray, dst: np.ndarray, rule: int) -> np.ndarray:
+    """Vectorised ``_edge`` of the numba kernels, formula for formula."""
+    a, b = xy[src], xy[dst]
     if rule == _GEO:
-        q1 = math.cos(ay - by)
-        q2 = math.cos(ax - bx)
-        q3 = math.cos(ax + bx)
-        arg = 0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3)
-        arg = min(1.0, max(-1.0, arg))
-        return float(int(_GEO_RADIUS * math.acos(arg) + 1.0))
-    dx = ax - bx
-    dy = ay - by
+        q1 = np.cos(a[:, 1] - b[:, 1])
+        q2 = np.cos(a[:, 0] - b[:, 0])
+        q3 = np.cos(a[:, 0] + b[:, 0])
+        arg = np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0)
+        return np.trunc(_GEO_RADIUS * np.arccos(arg) + 1.0)
+    dx = a[:, 0] - b[:, 0]
+    dy = a[:, 1] - b[:, 1]
     if rule == _ATT:
-        r = math.sqrt((dx * dx + dy * dy) / 10.0)
-        t = math.floor(r + 0.5)
-        return t + 1.0 if t < r else t
-    d = math.sqrt(dx * dx + dy * dy)
+        r = np.sqrt((dx * dx + dy * dy) / 10.0)
+        t = np.floor(r + 0.5)
+        return np.where(t < r, t + 1.0, t)
+    d = np.sqrt(dx * dx + dy * dy)
     if rule == _EUC2D:
-        return math.floor(d + 0.5)
+        return np.floor(d + 0.5)
     if rule == _CEIL2D:
-        return math.ceil(d)
+        return np.ceil(d)
     return d
 
 
-@nb.njit(cache=True)
-def _edge_lengths(xy: np.ndarray, src: np.ndarray, dst: np.ndarray, rule: int) -> np.ndarray:
-    out = np.empty(src.shape[0], dtype=np.float64)
-    for k in range(src.shape[0]):
-        a = src[k]
-        b = dst[k]
-        out[k] = _edge(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
-    return out
-
-
-@nb.njit(cache=True)
-def _tour_length(xy: np.ndarray, tour: np.ndarray, rule: int) -> float:
-    n = tour.shape[0]
-    total = 0.0
-    for k in range(n):
-        a = tour[k]
-        b = tour[(k + 1) % n]
-        total += _edge(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
-    return total
-
-
-@nb.njit(cache=True)
-def _routes_length(
-    xy: np.ndarray, nodes: np.ndarray, offsets: np.ndarray, depot: int, rule: int
-) -> np.ndarray:
-    num_routes = offsets.shape[0] - 1
-    out = np.zeros(num_routes, dtype=np.float64)
-    for r in range(num_routes):
-        prev = depot
-        for k in range(offsets[r], offsets[r + 1]):
-            cur = nodes[k]
-            out[r] += _edge(xy[prev, 0], xy[prev, 1], xy[cur, 0], xy[cur, 1], rule)
-            prev = cur
-        if offsets[r + 1] > offsets[r]:
-            out[r] += _edge(xy[prev, 0], xy[prev, 1], xy[depot, 0], xy[depot, 1], rule)
-    return out
-
-
-@nb.njit(cache=True)
-def _cumulative(xy: np.ndarray, route: np.ndarray, rule: int) -> np.ndarray:
-    out = np.zeros(route.shape[0], dtype=np.float64)
-    for k in range(1, route.shape[0]):
-        a = route[k - 1]
-        b = route[k]
-        out[k] = out[k - 1] + _edge(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
-    return out
+def _ints(values: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(values, np.int64)
 
 
 def edge_lengths(xy: np.ndarray, src: np.ndarray, dst: np.ndarray, rule: str) -> np.ndarray:
     """Lengths of the edges ``src[k] -> dst[k]``; ``xy`` from :func:`prepare_coords`. ``[E]``."""
-    return _edge_lengths(
-        xy, np.ascontiguousarray(src, np.int64), np.ascontiguousarray(dst, np.int64), rule_code(rule)
-    )
+    src, dst, code = _ints(src), _ints(dst), rule_code(rule)
+    if len(src) <= SMALL:
+        return _edges(xy, src, dst, code)
+    return _jit().edge_lengths(xy, src, dst, code)
 
 
 def tour_length(xy: np.ndarray, tour: np.ndarray, rule: str) -> float:
     """Length of the closed tour visiting ``tour`` in order and returning to its first node."""
-    return float(_tour_length(xy, np.ascontiguousarray(tour, np.int64), rule_code(rule)))
+    tour, code = _ints(tour), rule_code(rule)
+    if len(tour) <= SMALL:
+        return float(_edges(xy, tour, np.roll(tour, -1), code).sum())
+    return float(_jit().tour_length(xy, tour, code))
 
 
 def routes_length(
@@ -131,14 +102,21 @@ def routes_length(
     sizes = np.fromiter((len(r) for r in routes), dtype=np.int64, count=len(routes))
     offsets = np.zeros(len(routes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    nodes = (
-        np.concatenate([np.asarray(r, np.int64) for r in routes])
-        if routes
-        else np.zeros(0, np.int64)
-    )
-    return _routes_length(xy, nodes, offsets, depot, rule_code(rule))
+    nodes = np.concatenate([_ints(r) for r in routes]) if routes else np.zeros(0, np.int64)
+    if len(nodes) + len(routes) > SMALL:
+        return _jit().routes_length(xy, nodes, offsets, depot, rule_code(rule))
+    # Each route as a closed path depot -> customers -> depot, all edges in one call.
+    lengths = np.zeros(len(routes))
+    for r, route in enumerate(routes):
+        if len(route):
+            path = np.concatenate([[depot], _ints(route), [depot]])
+            lengths[r] = _edges(xy, path[:-1], path[1:], rule_code(rule)).sum()
+    return lengths
 
 
 def cumulative_route_distance(xy: np.ndarray, route: np.ndarray, rule: str) -> np.ndarray:
     """Distance travelled from ``route[0]`` up to each position of ``route``. ``[L]``."""
-    return _cumulative(xy, np.ascontiguousarray(route, np.int64), rule_code(rule))
+    route, code = _ints(route), rule_code(rule)
+    if len(route) > SMALL:
+        return _jit().cumulative(xy, route, code)
+    return np.concatenate([[0.0], np.cumsum(_edges(xy, route[:-1], route[1:], code))])

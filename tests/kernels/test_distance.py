@@ -6,6 +6,14 @@ import pytest
 from routecli.kernels import distance as kd
 
 
+@pytest.fixture(autouse=True, params=["numpy", "numba"])
+def kernel_path(request, monkeypatch):
+    """Every test runs on both paths: numpy (small inputs) and the numba kernels (large)."""
+    if request.param == "numba":
+        monkeypatch.setattr(kd, "SMALL", -1)
+    return request.param
+
+
 def reference_edge(a, b, rule):
     """Straight transcription of the TSPLIB 95 formulas, one pair at a time."""
     if rule == "geo":
@@ -61,3 +69,23 @@ def test_tour_routes_and_cumulative_agree():
 def test_unknown_rule_is_rejected():
     with pytest.raises(ValueError, match="unknown distance rule"):
         kd.rule_code("manhattan")
+
+
+@pytest.mark.parametrize("rule", kd.RULES)
+def test_numpy_and_numba_give_the_same_costs(rule, monkeypatch):
+    rng = np.random.default_rng(5)
+    coords = rng.uniform(-80, 80, (60, 2)) if rule == "geo" else rng.uniform(0, 5000, (60, 2))
+    xy = kd.prepare_coords(coords, rule)
+    tour = rng.permutation(60)
+    routes = [tour[1:20], tour[20:21], np.zeros(0, np.int64), tour[21:]]
+
+    def costs():
+        return (kd.edge_lengths(xy, tour, np.roll(tour, -1), rule), kd.tour_length(xy, tour, rule),
+                kd.routes_length(xy, routes, rule, depot=int(tour[0])),
+                kd.cumulative_route_distance(xy, tour, rule))
+
+    monkeypatch.setattr(kd, "SMALL", 10**9)
+    small = costs()
+    monkeypatch.setattr(kd, "SMALL", -1)
+    for got, want in zip(costs(), small, strict=True):  # sums of float edges: last bits only
+        np.testing.assert_allclose(got, want, rtol=1e-12 if rule == "exact" else 0)
