@@ -138,9 +138,9 @@ BUDGETS: dict[str, dict[str, Any]] = {
     "smoke": {"train": {"epochs": 1, "batches": 1, "batch_size": 4, "t_train": 4,
                         "curriculum": 0}, "eval_steps": 10},
     # the scaled protocol that fits a shared 2-core CPU (see README): minutes per (PE, seed)
-    "cpu": {"train": {"epochs": 4, "batches": 4, "batch_size": 16, "t_train": 20,
+    "cpu": {"train": {"epochs": 4, "batches": 5, "batch_size": 16, "t_train": 20,
                       "curriculum": 40, "lr_actor": 1e-3, "lr_critic": 3e-4, "lr_decay": 0.9},
-            "eval_steps": 300},
+            "eval_steps": 200},
     # the published recipes (DACT for CVRP/PDTSP Layer 1, N2S for Layer 3): GPU days
     "paper": {"train": {}, "eval_steps": 1000},
 }
@@ -292,11 +292,12 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
 
 def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
         log: Callable[[str], None] = print, progress: bool = True) -> None:
-    """Train and evaluate every missing (PE, seed) pair, appending rows as they finish."""
+    """Train and evaluate every missing (PE, seed) pair, appending rows as they finish; seed by
+    seed, so an interrupted run has every PE on its first seeds."""
     test, reference = prepare(protocol, out, progress)
     done = {(r["pe"], int(r["seed"])) for r in read_rows(out / "rows.csv")}
-    for pe in pes:
-        for seed in seeds:
+    for seed in seeds:
+        for pe in pes:
             if (pe, seed) in done:
                 continue
             model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
