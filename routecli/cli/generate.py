@@ -27,7 +27,8 @@ def generate(
     out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="Output .npz file "
                              "(--format npz) or folder (--format file)."),
     fmt: str = typer.Option("npz", "--format", metavar="FORMAT", help="npz (one batch for "
-                            "training/evaluation) or file (one .vrp/.tsp per instance)."),
+                            "training/evaluation) or file (one .vrp/.tsp/.kp per instance; "
+                            "PDTSP: VRPLIB with a PICKUP_AND_DELIVERY_SECTION)."),
     capacity: str = typer.Option("default", "--capacity", metavar="VALUE", help="CVRP family: "
                                  "default (50 for CVRP, the PE rule otherwise), a number, miloop "
                                  "(50), or pe (PE paper Appendix F, size-dependent); KP: one of "

@@ -51,19 +51,21 @@ def check_solution(instance_file: Path, solution_file: Path, bks: float | None,
     feasible = not violations
     return {"instance": instance.name, "file": str(instance_file),
             "solution_file": str(solution_file), "problem": instance.problem,
-            "size": instance.size, "rule": instance.metric.rule,  # type: ignore[union-attr]
+            "size": instance.size,
+            "rule": instance.metric.rule if hasattr(instance, "metric") else None,  # KP: none
             "cost": value, "stated_cost": stated, "bks": reference,
             "bks_source": source or None,
             # The gap of an infeasible solution compares it with solutions it does not compete with.
-            "gap_pct": gap(value, reference) if feasible and reference is not None else None,
+            "gap_pct": (gap(value, reference, instance.sense) if feasible and reference is not None
+                        else None),
             "feasible": feasible, "violations": violations}
 
 
 def print_report(r: dict[str, Any]) -> None:
     bks = f"{fmt_cost(r['bks'])} ({r['bks_source']})" if r["bks"] is not None else "unknown"
+    rule = f"distance {r['rule']}  " if r["rule"] is not None else ""
     console.print(f"[bold]{r['instance']}[/] {r['problem'].upper()} n={r['size']}  "
-                  f"distance {r['rule']}  cost={fmt_cost(r['cost'])}  bks={bks}  "
-                  f"gap={fmt_gap(r['gap_pct'])}")
+                  f"{rule}cost={fmt_cost(r['cost'])}  bks={bks}  gap={fmt_gap(r['gap_pct'])}")
     if r["stated_cost"] is not None and abs(r["stated_cost"] - r["cost"]) > 0.01:
         console.print(f"  the file states cost {fmt_cost(r['stated_cost'])}; recomputed under "
                       f"{r['rule']}: {fmt_cost(r['cost'])}", markup=False)
