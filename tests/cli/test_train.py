@@ -47,3 +47,20 @@ def test_a_resumed_run_logs_each_step_once(tmp_path, monkeypatch):
     records = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
     trained = [r["step"] for r in records if "loss" in r]
     assert trained == [1, 2, 3, 4] and 9.0 not in [r["loss"] for r in records if "loss" in r]
+
+
+def test_train_without_out_says_where_it_writes_shows_steps_and_keeps_old_runs(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    argv = ["train", "--problem", "tsp", "--curriculum", "6:2:2:3", "--val-size", "6",
+            "--val-instances", "2", "--val-every", "100", "--val-time-limit", "0.05",
+            "--log-every", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "writing runs/miloop-tsp/ (last.pt, best.pt, log.jsonl)" in out
+    assert "step 1 " in out and "step 2 " in out
+    assert main(argv) == 2  # a fresh run may not overwrite the run it finds
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: runs/miloop-tsp holds a training run (last.pt); pass --resume to "
+                   "continue it, or --out for a new folder")
