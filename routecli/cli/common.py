@@ -35,9 +35,9 @@ MODEL_THREADS_HELP = f"{THREADS_HELP}  [default: {DEFAULT_THREADS}]"
 JOBS_HELP = "Parallel worker processes."
 SEED_HELP = "Random seed."
 TIME_LIMIT_HELP = (f"Seconds per instance (default: hgs, sisr and nds search "
-                   f"{choices.SEARCH_SECONDS:g} s; nn and miloop finish their construction). "
-                   "miloop starts no rollouts after it and returns the best finished; nn "
-                   "always finishes within milliseconds.")
+                   f"{choices.SEARCH_SECONDS:g} s; the other models run to completion). miloop "
+                   "starts no rollouts after it and returns the best finished; nn always "
+                   "finishes within milliseconds.")
 BKS_HELP = ("Best-known value to compute the gap against, > 0 (default: a published .sol/"
             ".opt.tour beside the instance, then the packaged registry).")
 

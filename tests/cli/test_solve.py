@@ -180,7 +180,8 @@ def test_model_failures_are_one_line_with_exit_2(data_dir, tmp_path, capsys, arg
 
 @pytest.mark.parametrize("model", list(solvers.REGISTRY))
 def test_time_limit_zero_is_honoured_by_every_model(data_dir, capsys, model):
-    instance = data_dir / ("tiny.tsp" if model == "miloop" else "tiny.vrp")
+    problem = solvers.make_solver(model).problems[0]
+    instance = data_dir / {"tsp": "tiny.tsp", "cvrp": "tiny.vrp", "kp": "tiny.kp"}[problem]
     extra = ["--decode", "multistart", "--augment"] if model == "miloop" else []
     argv = ["solve", str(instance), "-m", model, "-t", "0", "--json", *extra]
     assert main(argv) == 0  # the first run may compile numba kernels (minutes on a cold cache)
