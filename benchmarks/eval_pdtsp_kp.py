@@ -1,0 +1,211 @@
+"""MiLoop's Table 9 (PDTSP) and Table 10 (knapsack) shapes on seeded uniform instances.
+
+    .venv/bin/python benchmarks/eval_pdtsp_kp.py pdtsp --sizes 100,200,500,1000 --instances 128 \
+        --methods nn,greedy,m100 --csv benchmarks/results/miloop_pdtsp.csv
+    .venv/bin/python benchmarks/eval_pdtsp_kp.py kp --sizes 200,500,1000 --capacities 10,25,50,100 \
+        --instances 128 --methods nn,greedy --csv benchmarks/results/miloop_kp.csv
+
+Instances: ``generate.pdtsp(instances, size, seed)`` (``size`` pickup and delivery nodes plus
+the depot, exact Euclidean costs) and ``generate.kp(instances, size, seed, capacity)``.
+References: PyVRP on the deterministic budget of ``routecli.baselines.reference`` (the paper's
+PDTSP reference is LKH3) and the exact knapsack optimum (HiGHS; the paper's is OR-Tools), whose
+solve time is recorded as the ``exact`` rows. Methods: ``nn`` (nearest neighbour, or the
+value/weight greedy on a knapsack), ``greedy`` (MiLoop, one rollout), ``m100`` (MiLoop
+multi-start from M = 100 distinct pickups / densest items), ``m100x8`` (the same on the 8
+symmetric images, PDTSP). Every solution is validated; gaps are (ours - ref) / ref for PDTSP
+and (opt - ours) / opt for the knapsack, in percent.
+
+Resumable: one CSV row per (problem, size, capacity, instance, method); a rerun skips the rows
+already there (rows of other weights, told apart by the SHA-256 of the checkpoint's tensors,
+are refused), so a long table can be filled over several sessions. Instances are decoded
+``--block`` at a time; the seconds of a block are shared equally by its instances. The summary
+(markdown) is printed from whatever rows the file holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from routecli import generate
+from routecli.baselines.construction import NearestNeighbour
+from routecli.baselines.knapsack import optimum
+from routecli.baselines.reference import reference_budget, reference_solutions
+from routecli.generate import batch_instances
+from routecli.miloop.decode import decode, to_solution
+from routecli.miloop.model import load_policy
+from routecli.problems import Instance, cost, gap, validate
+from routecli.train import checkpoint
+
+FIELDS = ("problem", "size", "capacity", "index", "method", "checkpoint_sha256", "cost",
+          "reference", "gap_pct", "seconds", "reference_settings")
+DECODE = {"greedy": ("greedy", 1, False), "m100": ("multistart", 100, False),
+          "m100x8": ("multistart", 100, True)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("problem", choices=["pdtsp", "kp"])
+    parser.add_argument("--checkpoint", default=None, help="default: the shipped miloop-PROBLEM.pt")
+    parser.add_argument("--sizes", default="100")
+    parser.add_argument("--capacities", default="25", help="KP capacities")
+    parser.add_argument("--instances", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--methods", default="nn,greedy")
+    parser.add_argument("--block", type=int, default=16, help="instances per decode call")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--csv", type=Path, required=True)
+    parser.add_argument("--summary-only", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    from routecli.train.checkpoint import shipped
+
+    path = args.checkpoint or str(shipped(f"miloop-{args.problem}.pt"))
+    digest = checkpoint.load(path)["sha256"][:16]
+    if not args.summary_only:
+        model = load_policy(path)
+        capacities = [float(c) for c in args.capacities.split(",")] if args.problem == "kp" else [0.0]
+        for size in (int(s) for s in args.sizes.split(",")):
+            for capacity in capacities:
+                run_cell(args, model, digest, size, capacity)
+    summary(args.csv, args.problem)
+
+
+def cell_batch(problem: str, instances: int, size: int, seed: int,
+               capacity: float) -> dict[str, np.ndarray]:
+    if problem == "kp":
+        return generate.kp(instances, size, seed, capacity)
+    return generate.pdtsp(instances, size, seed)
+
+
+def references(problem: str, insts: list[Instance], raw: dict[str, np.ndarray],
+               size: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """Reference costs, the seconds each took (KP: HiGHS; PDTSP: not timed, cached) and their
+    settings."""
+    if problem == "kp":
+        values, seconds = [], []
+        for w, v, c in zip(raw["weights"], raw["values"], raw["capacity"], strict=True):
+            started = time.perf_counter()
+            chosen, proved = optimum(w, v, float(c))
+            seconds.append(time.perf_counter() - started)
+            if not proved:
+                raise SystemExit("HiGHS did not prove an optimum")
+            values.append(float(v[chosen].sum()))
+        return np.array(values), np.array(seconds), "exact (HiGHS, zero MIP gap)"
+    budget = reference_budget("pdtsp", size + 1)
+    sols = reference_solutions(insts, budget, progress=True)
+    return (np.array([cost(i, s) for i, s in zip(insts, sols, strict=True)]),
+            np.full(len(insts), np.nan), f"pyvrp {budget.key}")
+
+
+def run_cell(args: argparse.Namespace, model: torch.nn.Module, digest: str, size: int,
+             capacity: float) -> None:
+    problem = args.problem
+    raw = cell_batch(problem, args.instances, size, args.seed, capacity)
+    insts = batch_instances(problem, raw)
+    done = read_rows(args.csv, digest)
+    key = (problem, size, capacity)
+    methods = [m for m in args.methods.split(",") if m]
+    if all((*key, i, m) in done for i in range(args.instances) for m in methods):
+        return
+    ref, ref_seconds, settings = references(problem, insts, raw, size)
+    sense = "max" if problem == "kp" else "min"
+    rows: list[dict] = []
+    if problem == "kp":
+        rows += [row(key, i, "exact", digest, ref[i], ref[i], 0.0, ref_seconds[i], settings)
+                 for i in range(args.instances) if (*key, i, "exact") not in done]
+    for method in methods:
+        todo = [i for i in range(args.instances) if (*key, i, method) not in done]
+        for lo in range(0, len(todo), args.block):
+            block = todo[lo:lo + args.block]
+            costs, seconds = solve(method, model, insts, raw, block)
+            rows += [row(key, i, method, digest, c, ref[i], gap(c, ref[i], sense),
+                         seconds / len(block), settings) for i, c in zip(block, costs, strict=True)]
+            append(args.csv, rows)
+            rows = []
+            print(f"{problem}-{size} C={capacity:g} {method}: {lo + len(block)}/{len(todo)}",
+                  flush=True)
+    append(args.csv, rows)
+
+
+def solve(method: str, model: torch.nn.Module, insts: list[Instance], raw: dict[str, np.ndarray],
+          block: list[int]) -> tuple[list[float], float]:
+    """Validated costs of ``block`` under ``method`` and the seconds the block took."""
+    started = time.perf_counter()
+    if method == "nn":
+        solutions = [NearestNeighbour().solve(insts[i]) for i in block]
+    else:
+        how, starts, augment = DECODE[method]
+        index = np.asarray(block)
+        batch = {k: torch.as_tensor(v[index], dtype=torch.float32) for k, v in raw.items()}
+        if "weights" in batch:  # the knapsack bookkeeping runs in float64
+            batch = {k: torch.as_tensor(v[index], dtype=torch.float64) for k, v in raw.items()}
+        result = decode(model, batch, how, starts=starts, augment=augment, chunk=256)
+        solutions = [to_solution(insts[i], a) for i, a in zip(block, result.actions, strict=True)]
+    seconds = time.perf_counter() - started
+    costs = []
+    for i, solution in zip(block, solutions, strict=True):
+        problems = validate(insts[i], solution)
+        if problems:
+            raise SystemExit(f"{insts[i].name} ({method}): infeasible: {problems[:3]}")
+        costs.append(cost(insts[i], solution))
+    return costs, seconds
+
+
+def row(key: tuple, index: int, method: str, digest: str, value: float, reference: float,
+        gap_pct: float, seconds: float, settings: str) -> dict:
+    problem, size, capacity = key
+    return {"problem": problem, "size": size, "capacity": capacity, "index": index,
+            "method": method, "checkpoint_sha256": digest if method not in ("nn", "exact") else "",
+            "cost": value, "reference": reference, "gap_pct": gap_pct, "seconds": seconds,
+            "reference_settings": settings}
+
+
+def read_rows(path: Path, digest: str) -> set[tuple]:
+    if not path.exists():
+        return set()
+    done = set()
+    for r in csv.DictReader(path.open()):
+        if r["checkpoint_sha256"] not in ("", digest):
+            raise SystemExit(f"{path} holds results of other weights ({r['checkpoint_sha256']}, "
+                             f"this one is {digest})")
+        done.add((r["problem"], int(r["size"]), float(r["capacity"]), int(r["index"]), r["method"]))
+    return done
+
+
+def append(path: Path, rows: list[dict]) -> None:
+    if not rows:
+        return
+    new = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)
+
+
+def summary(path: Path, problem: str) -> None:
+    """Mean objective, gap and seconds per instance by cell and method."""
+    cells: dict[tuple, list[dict]] = defaultdict(list)
+    for r in csv.DictReader(path.open()):
+        if r["problem"] == problem:
+            cells[(int(r["size"]), float(r["capacity"]), r["method"])].append(r)
+    print(f"| {problem} size | C | method | instances | obj | ref obj | gap % | s / instance |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (size, capacity, method), rs in sorted(cells.items()):
+        mean = {k: float(np.mean([float(r[k]) for r in rs]))
+                for k in ("cost", "reference", "gap_pct", "seconds")}
+        cap = f"{capacity:g}" if problem == "kp" else "-"
+        print(f"| {size} | {cap} | {method} | {len(rs)} | {mean['cost']:.4f} | "
+              f"{mean['reference']:.4f} | {mean['gap_pct']:.3f} | {mean['seconds']:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
