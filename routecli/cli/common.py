@@ -45,18 +45,24 @@ console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def new_app(help_text: str, **settings: Any) -> typer.Typer:
+def new_app(help_text: str) -> App:
     """A Typer app (or command group) with plain help (no boxes, no Python type names) and
     ``-h``."""
-    return typer.Typer(help=help_text, rich_markup_mode=None, add_completion=False,
-                       pretty_exceptions_enable=False, no_args_is_help=True,
-                       context_settings=CONTEXT_SETTINGS, **settings)
+    return App(help=help_text, rich_markup_mode=None, add_completion=False,
+               pretty_exceptions_enable=False, no_args_is_help=True,
+               context_settings=CONTEXT_SETTINGS)
 
 
 class Command(TyperCommand):
-    """A command whose help names each argument by its metavar alone: Typer would add the
-    Python type (``FILE <list[Path]>``), which tells a user nothing, and brace it in the usage
-    line (``{FILE}...``)."""
+    """A command whose help speaks to users: an option without a metavar shows its own name
+    (``--size SIZE``), not Typer's Python type (``--size <int>``), and an argument shows its
+    metavar alone, neither typed (``FILE <list[Path]>``) nor braced (``{FILE}...``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.metavar is None and not getattr(param, "is_flag", True):
+                param.metavar = (param.name or "value").upper()
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -77,6 +83,15 @@ class Command(TyperCommand):
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
+
+
+class App(typer.Typer):
+    """A Typer app whose commands are :class:`Command` unless one says otherwise, so a new
+    command gets the same help without having to remember it."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("cls", Command)
+        return super().command(*args, **kwargs)
 
 
 def _argument_record(param: TyperArgument) -> tuple[str, str]:

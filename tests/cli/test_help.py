@@ -5,12 +5,20 @@ from __future__ import annotations
 import re
 
 import pytest
+import typer
 
-from routecli.cli.app import main
+from routecli.cli.app import app, main
 
-COMMANDS = [[], ["solve"], ["validate"], ["info"], ["generate"], ["bench"], ["train"],
-            ["train-nds"], ["probe"], ["analyze"], ["analyze", "anisometry"],
-            ["analyze", "entropy"], ["plot"], ["plot", "pe"], ["plot", "solution"]]
+
+def every_command(group: object, path: tuple[str, ...] = ()) -> list[list[str]]:
+    """The command lines of the group and everything under it, as a user can type them."""
+    found = [list(path)]
+    for name, command in getattr(group, "commands", {}).items():
+        found += every_command(command, (*path, name))
+    return found
+
+
+COMMANDS = every_command(typer.main.get_command(app))
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "routecli")
