@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from routecli.cli import choices
-from routecli.cli.common import JOBS_HELP, Command, console, new_app
+from routecli.cli.common import JOBS_HELP, console, new_app
 from routecli.errors import OptionError, RoutecliError
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def fmt(value: float | None, digits: int = 3) -> str:
         else f"{value:.{digits}f}"
 
 
-@app.command(cls=Command)
+@app.command()
 def anisometry(
     sets: list[str] = typer.Option(list(choices.TABLE1_SETS), "--set", metavar="SET",
                                    help=SETS_HELP),
@@ -192,7 +192,7 @@ def anisometry(
                            "references": reference_settings(names, ref_budget)})
 
 
-@app.command(cls=Command)
+@app.command()
 def entropy(
     sets: list[str] = typer.Option(list(choices.ENTROPY_SETS), "--set", metavar="SET",
                                    help=SETS_HELP),

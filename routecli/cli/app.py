@@ -28,22 +28,22 @@ from routecli.cli import (
     train_nds,
     validate,
 )
-from routecli.cli.common import Command, err_console, new_app
+from routecli.cli.common import err_console, new_app
 from routecli.errors import RoutecliError
 
 app = new_app("Neural vehicle routing from the command line: read TSPLIB/CVRPLIB files, solve "
               "them with MiLoop, neural deconstruction search or PyVRP, and measure the gap to "
               "the best-known solution.")
-app.command("solve", cls=Command)(solve.solve)
-app.command("validate", cls=Command)(validate.validate)
-app.command("info", cls=Command)(info.info)
-app.command("generate", cls=Command)(generate.generate)
-app.command("bench", cls=Command)(bench.bench)
-app.command("train", cls=Command)(train.train)
-app.command("train-nds", cls=Command)(train_nds.train_nds)
+app.command("solve")(solve.solve)
+app.command("validate")(validate.validate)
+app.command("info")(info.info)
+app.command("generate")(generate.generate)
+app.command("bench")(bench.bench)
+app.command("train")(train.train)
+app.command("train-nds")(train_nds.train_nds)
 app.add_typer(analyze.app, name="analyze")
-app.command("probe", cls=Command)(probe.probe)
-plot.app.command("solution", cls=Command)(plot_solution.solution)
+app.command("probe")(probe.probe)
+plot.app.command("solution")(plot_solution.solution)
 app.add_typer(plot.app, name="plot")
 
 

@@ -8,14 +8,14 @@ import typer
 
 from routecli.cli import choices
 from routecli.cli.analyze import BUDGET_HELP, SEED_HELP, SET_HELP, check_positive, load, one_set
-from routecli.cli.common import Command, console, new_app
+from routecli.cli.common import console, new_app
 from routecli.cli.probe import resolve_names
 from routecli.errors import OptionError
 
 app = new_app("Draw PNG pictures.")
 
 
-@app.command(cls=Command)
+@app.command()
 def pe(
     name: str = typer.Option("ipe_inv_xpe", "--pe", metavar="NAME", help="Encoding to draw: "
                              + ", ".join(choices.PE_NAMES) + "."),
