@@ -11,9 +11,10 @@ import typer
 
 
 def compare_pe(
-    problem: Annotated[str, typer.Option(help="cvrp or pdtsp")] = "cvrp",
+    problem: Annotated[str, typer.Option(help="cvrp, vrptw or pdtsp")] = "cvrp",
     size: Annotated[int, typer.Option(
-        help="CVRP: customers (paper: 100); PDTSP: nodes with the depot (paper: 21, 51, 101)")] = 20,
+        help="CVRP, VRPTW: customers (paper: 100); PDTSP: nodes with the depot (paper: 21, 51, "
+             "101)")] = 20,
     pe: Annotated[str, typer.Option(
         help="all (= table4: the 14 encodings of Table 4), table10, table11, table12, table6 "
              "(N2S's own PE vs IPE+XPE), or a comma list of registry names, each optionally "

@@ -36,7 +36,7 @@ from routecli.pe.registry import PE_REGISTRY
 from routecli.problems import cost
 from routecli.train.checkpoint import save
 
-PROBLEMS = ("cvrp", "pdtsp")
+PROBLEMS = ("cvrp", "vrptw", "pdtsp")
 BACKBONES = ("dact", "n2s")
 
 # --------------------------------------------------------------------------------------------

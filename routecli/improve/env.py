@@ -1,10 +1,11 @@
 """The improvement environment: a batch of instances, their current giant tours, what a policy
 observes and what one move earns.
 
-Slots (see :mod:`routecli.improve.moves`): CVRP uses slots ``0..N`` for the depot and the
-customers (the instance's own node ids) and ``N+1..V-1`` for further copies of the depot
-(DACT's dummy depots, ``ceil(rate * N)`` of them in all, so at most that many routes); PDTSP
-uses the ``2n + 1`` nodes as they are.
+Slots (see :mod:`routecli.improve.moves`): CVRP and VRPTW use slots ``0..N`` for the depot
+and the customers (the instance's own node ids) and ``N+1..V-1`` for further copies of the
+depot (DACT's dummy depots, so at most that many routes: ``ceil(rate * N)`` for CVRP, ``N`` for
+VRPTW, where windows can force a route per customer); PDTSP uses the ``2n + 1`` nodes as they
+are.
 
 The reward of a move is DACT's: the decrease of the best cost found so far,
 ``r_t = best_t - min(best_t, cost(s_{t+1}))``, on the unit-square coordinates.
@@ -23,8 +24,9 @@ from routecli.improve import moves
 from routecli.pe.batch import RouteBatch
 from routecli.problems import Routes, Tour
 
-PROBLEMS = ("cvrp", "pdtsp")
-FEATURES = {"cvrp": 4, "pdtsp": 5}
+PROBLEMS = ("cvrp", "vrptw", "pdtsp")
+ROUTED = ("cvrp", "vrptw")  # several routes, depot copies, capacity
+FEATURES = {"cvrp": 4, "vrptw": 7, "pdtsp": 5}
 DUMMY_RATE = {20: 0.5, 50: 0.4, 100: 0.2}  # DACT's dummy depots per customer by size
 SIGNATURE_WINDOW = 3  # N2S action signature: the last 3 removals and the removal frequency
 
@@ -39,10 +41,11 @@ def depot_copies(customers: int) -> int:
 @dataclass(frozen=True)
 class Instances:
     """``B`` instances of one problem in slot layout. ``coords`` ``[B, V, 2]`` (depot copies at
-    the depot), ``demand`` ``[B, V]`` over the capacity (CVRP; zeros otherwise), ``is_depot``
-    ``[V]``, ``node`` ``[V]`` the instance node of each slot, ``requests`` (PDTSP ``n``),
-    ``features`` ``[B, V, F]``: CVRP ``[x, y, d/Q, depot]``, PDTSP ``[x, y, pickup, delivery,
-    depot]``."""
+    the depot), ``demand`` ``[B, V]`` over the capacity (CVRP, VRPTW; zeros otherwise),
+    ``is_depot`` ``[V]``, ``node`` ``[V]`` the instance node of each slot, ``requests`` (PDTSP
+    ``n``), ``features`` ``[B, V, F]``: CVRP ``[x, y, d/Q, depot]``, VRPTW ``[x, y, d/Q, ready,
+    due, service, depot]`` (times over the horizon), PDTSP ``[x, y, pickup, delivery, depot]``;
+    ``windows`` ``[B, V, 3]`` (VRPTW: ready, due, service per slot)."""
 
     problem: str
     coords: Tensor
@@ -51,6 +54,7 @@ class Instances:
     node: Tensor
     requests: int
     features: Tensor
+    windows: Tensor | None = None
 
     @property
     def size(self) -> int:
@@ -62,29 +66,41 @@ class Instances:
 
     def index(self, rows: Tensor | slice) -> Instances:
         return replace(self, coords=self.coords[rows], demand=self.demand[rows],
-                       features=self.features[rows])
+                       features=self.features[rows],
+                       windows=None if self.windows is None else self.windows[rows])
 
     def with_coords(self, coords: Tensor) -> Instances:
         """The same instances on other coordinates (a symmetric image)."""
-        return replace(self, coords=coords, features=torch.cat([coords, self.features[..., 2:]], -1))
+        return replace(self, coords=coords,
+                       features=torch.cat([coords, self.features[..., 2:]], -1))
 
 
 def make_instances(problem: str, batch: dict[str, np.ndarray], depots: int | None = None) -> Instances:
     """Slot layout of a :mod:`routecli.generate` batch (unit-square coordinates)."""
     locs = torch.as_tensor(batch["locs"], dtype=torch.float32)
     num, nodes, _ = locs.shape
-    if problem == "cvrp":
-        copies = depots or depot_copies(nodes - 1)
+    if problem in ROUTED:
+        copies = depots or (depot_copies(nodes - 1) if problem == "cvrp" else nodes - 1)
         extra = copies - 1
-        coords = torch.cat([locs, locs[:, :1].expand(num, extra, 2)], 1)
+
+        def with_copies(values: Tensor) -> Tensor:  # [B, N + 1, ...]: depot values repeated
+            return torch.cat([values, values[:, :1].expand(num, extra, *values.shape[2:])], 1)
+
+        coords = with_copies(locs)
         demand = torch.as_tensor(batch["demand"], dtype=torch.float32)
         demand = demand / torch.as_tensor(batch["capacity"], dtype=torch.float32)[:, None]
-        demand = torch.cat([demand, demand.new_zeros(num, extra)], 1)
+        demand = with_copies(demand)
         is_depot = torch.arange(nodes + extra) == 0
         is_depot[nodes:] = True
         node = torch.where(is_depot, 0, torch.arange(nodes + extra))
-        features = torch.cat([coords, demand[..., None], is_depot.float().expand(num, -1)[..., None]], -1)
-        return Instances(problem, coords, demand, is_depot, node, 0, features)
+        columns = [coords, demand[..., None]]
+        windows = None
+        if problem == "vrptw":
+            windows = with_copies(torch.stack([torch.as_tensor(batch[k], dtype=torch.float32)
+                                               for k in ("ready", "due", "service")], -1))
+            columns.append(windows / windows[:, :1, moves.DUE, None])
+        features = torch.cat([*columns, is_depot.float().expand(num, -1)[..., None]], -1)
+        return Instances(problem, coords, demand, is_depot, node, 0, features, windows)
     if problem == "pdtsp":
         requests = (nodes - 1) // 2
         ids = torch.arange(nodes)
@@ -101,9 +117,10 @@ def make_instances(problem: str, batch: dict[str, np.ndarray], depots: int | Non
 
 
 def initial_orders(data: Instances, generator: torch.Generator) -> Tensor:
-    """Random feasible giant tours. CVRP: customers in random order, a new route whenever the
-    next one would overflow (next-fit), spare depot copies at the end; PDTSP: a random order in
-    which every pickup precedes its delivery. ``[B, V]``."""
+    """Random feasible giant tours. CVRP and VRPTW: customers in random order, a new route
+    whenever the next one would overflow or (VRPTW) miss its window or the depot's closing
+    (next-fit), spare depot copies at the end; PDTSP: a random order in which every pickup
+    precedes its delivery. ``[B, V]``."""
     num, slots = data.size, data.slots
     if data.problem == "pdtsp":
         n = data.requests
@@ -117,8 +134,31 @@ def initial_orders(data: Instances, generator: torch.Generator) -> Tensor:
     # next-fit: route number of every customer in the random order
     route = torch.zeros_like(perm)
     load = torch.zeros(num)
+    rows = torch.arange(num)
+    last = torch.zeros(num, dtype=torch.long)  # previous stop (slot 0: the depot)
+    leave = torch.zeros(num)  # VRPTW: when the vehicle leaves it
+
+    def schedule(frm: Tensor, to: Tensor, at: Tensor) -> tuple[Tensor, Tensor]:
+        """Service start at ``to`` coming from ``frm`` at ``at``, and whether it and the
+        return to the depot are on time."""
+        assert data.windows is not None
+        w = data.windows[rows, to]
+        start = torch.maximum(at + (data.coords[rows, to] - data.coords[rows, frm]).norm(dim=-1),
+                              w[:, moves.READY])
+        back = start + w[:, moves.SERVICE] + (data.coords[rows, to] - data.coords[:, 0]).norm(dim=-1)
+        ok = (start <= w[:, moves.DUE] + moves.TIME_EPS) & \
+            (back <= data.windows[:, 0, moves.DUE] + moves.TIME_EPS)
+        return start, ok
+
     for k in range(perm.shape[1]):
         full = load + demand[:, k] > 1.0 + moves.CAPACITY_EPS
+        if data.windows is not None:
+            start, ok = schedule(last, perm[:, k], leave)
+            full |= ~ok
+            fresh, _ = schedule(torch.zeros_like(last), perm[:, k], data.windows[:, 0, moves.READY])
+            start = torch.where(full, fresh, start)
+            leave = start + data.windows[rows, perm[:, k], moves.SERVICE]
+            last = perm[:, k]
         route[:, k] = route[:, k - 1] + full.long() if k else 0
         load = torch.where(full, demand[:, k], load + demand[:, k])
     if int(route.max()) + 1 > copies:
@@ -164,7 +204,7 @@ def tour_batch(data: Instances, order: Tensor) -> RouteBatch:
     rel = data.coords - data.coords[:, :1]
     theta = torch.atan2(rel[..., 1], rel[..., 0])
     theta = torch.where(theta >= math.pi, theta - 2 * math.pi, theta) * ~data.is_depot  # [-pi, pi)
-    demand = data.demand if data.problem == "cvrp" else torch.ones_like(data.demand)
+    demand = data.demand if data.problem in ROUTED else torch.ones_like(data.demand)
 
     def slot(values: Tensor) -> Tensor:  # along the tour -> slot layout
         return torch.empty_like(values).scatter_(1, order, values)
@@ -230,7 +270,10 @@ class Env:
     def allowed(self) -> Tensor:
         """Pairwise mask ``[B, 3, V, V]``: feasible, operator enabled, not the previous action;
         a row left without any move may repeat its previous one (never empty)."""
-        if self.data.problem == "cvrp":
+        if self.data.windows is not None:
+            mask = moves.vrptw_mask(self.order, self.data.demand, self.data.is_depot,
+                                    self.data.coords, self.data.windows)
+        elif self.data.problem == "cvrp":
             mask = moves.cvrp_mask(self.order, self.data.demand, self.data.is_depot)
         else:
             mask = moves.pdtsp_mask(self.order, self.data.requests)

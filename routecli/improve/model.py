@@ -52,7 +52,6 @@ from routecli.pe.registry import PE_REGISTRY, UnknownPEError, canonical_pe, get_
 from routecli.train import checkpoint as ckpt
 
 PE_ALIASES = {"n2s": "dact"}  # N2S inherits DACT's cyclic PE (PE paper Appendix D)
-DEFAULT_PE = {"cvrp": "ipe_inv_xpe", "pdtsp": "ipe_xpe"}  # invariant IPE only where symmetric
 
 
 # --------------------------------------------------------------------------------------------

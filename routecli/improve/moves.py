@@ -22,8 +22,10 @@ Pair operator (N2S, PDTSP): remove request ``r`` (pickup ``p = r + 1``, delivery
 node ``j`` of the reduced tour (``i == j``: right after the pickup).
 
 Every mask is ``True`` for a move that changes the tour and keeps it feasible (capacity for
-CVRP, precedence for PDTSP). Masks are closed-form; ``tests/improve`` checks them against
-applying every move and validating the result.
+CVRP, precedence for PDTSP, capacity and time windows for VRPTW). Capacity and precedence
+masks are closed-form; time windows are checked by applying every capacity-feasible move and
+scheduling the result (:func:`on_time`). ``tests/improve`` checks all of them against applying
+every move and validating the result.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from torch import Tensor
 TWO_OPT, RELOCATE, EXCHANGE = 0, 1, 2
 OPERATORS = ("2opt", "relocate", "exchange")
 CAPACITY_EPS = 1e-6
+TIME_EPS = 1e-6
+READY, DUE, SERVICE = 0, 1, 2
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,6 +156,38 @@ def cvrp_mask(order: Tensor, demand: Tensor, is_depot: Tensor) -> Tensor:
     swap_v = load[:, None, :] - demand[:, None, :] + demand[:, :, None]
     ex = ex & (same | ((swap_u <= limit) & (swap_v <= limit)))
     return torch.stack([two, rel, ex], dim=1)
+
+
+def on_time(orders: Tensor, coords: Tensor, windows: Tensor, is_depot: Tensor) -> Tensor:
+    """Whether every giant tour ``[R, V]`` meets its time windows ``[R, V, 3]`` (ready, due,
+    service per slot; travel time = distance on ``coords`` ``[R, V, 2]``): each route leaves
+    the depot at its ready time, waits for early windows, starts every service by its due time
+    and is back by the depot's due time. ``[R]`` bool."""
+    depot = is_depot[orders]  # [R, V] along the tour
+    xy = coords.gather(1, orders[..., None].expand(-1, -1, 2))
+    times = windows.gather(1, orders[..., None].expand(-1, -1, 3))
+    opening, closing = windows[:, 0, READY], windows[:, 0, DUE]
+    ok = torch.ones(orders.shape[0], dtype=torch.bool, device=orders.device)
+    leave = opening.clone()  # when the vehicle leaves its last stop
+    for k in range(1, orders.shape[1] + 1):
+        here = k % orders.shape[1]  # the tour closes at slot 0's position
+        arrive = leave + (xy[:, here] - xy[:, k - 1]).norm(dim=-1)
+        back = depot[:, here] if k < orders.shape[1] else torch.ones_like(ok)
+        start = torch.maximum(arrive, times[:, here, READY])
+        ok &= torch.where(back, arrive <= closing + TIME_EPS, start <= times[:, here, DUE] + TIME_EPS)
+        leave = torch.where(back, opening, start + times[:, here, SERVICE])
+    return ok
+
+
+def vrptw_mask(order: Tensor, demand: Tensor, is_depot: Tensor, coords: Tensor,
+               windows: Tensor) -> Tensor:
+    """Allowed pairwise moves under capacity and time windows. ``[B, 3, V, V]``."""
+    mask = cvrp_mask(order, demand, is_depot)
+    b, op, u, v = mask.nonzero(as_tuple=True)
+    if len(b):
+        tours = apply_pairwise(order[b], torch.stack([op, u, v], 1))
+        mask[b, op, u, v] = on_time(tours, coords[b], windows[b], is_depot)
+    return mask
 
 
 def partners(size: int, requests: int, device: torch.device | None = None) -> Tensor:

@@ -72,8 +72,8 @@ class PPOConfig:
 
 
 def problem_nodes(problem: str, size: int) -> int:
-    """The generator's ``n`` for a problem size as the papers name it: CVRP-N has N customers,
-    PDTSP-N has N nodes with the depot (PDTSP-21: 10 requests)."""
+    """The generator's ``n`` for a problem size as the papers name it: CVRP-N and VRPTW-N have
+    N customers, PDTSP-N has N nodes with the depot (PDTSP-21: 10 requests)."""
     if problem == "pdtsp":
         if size < 3 or size % 2 == 0:
             raise ValueError(f"PDTSP-{size}: the size counts the depot and the pickup-delivery "
@@ -83,13 +83,15 @@ def problem_nodes(problem: str, size: int) -> int:
 
 
 def generate_instances(problem: str, size: int, num: int, seed: int) -> dict[str, np.ndarray]:
-    """A :mod:`routecli.generate` batch (CVRP capacity by the PE paper's Appendix F rule)."""
+    """A :mod:`routecli.generate` batch (capacity by the PE paper's Appendix F rule)."""
     n = problem_nodes(problem, size)
     if problem == "cvrp":
         return generate.cvrp(num, n, seed, capacity=None)
+    if problem == "vrptw":
+        return generate.vrptw(num, n, seed, capacity=None)
     if problem == "pdtsp":
         return generate.pdtsp(num, n, seed)
-    raise ValueError(f"the improvement backbone solves cvrp and pdtsp, not {problem!r}")
+    raise ValueError(f"the improvement backbone solves cvrp, vrptw and pdtsp, not {problem!r}")
 
 
 def data_seed(*parts: int) -> int:

@@ -13,7 +13,7 @@ from routecli.pe.batch import RouteBatch
 from .conftest import instances, random_walk
 
 
-@pytest.mark.parametrize("problem", ["cvrp", "pdtsp"])
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pdtsp"])
 def test_tour_batch_matches_the_node_layout_of_routecli_pe(problem):
     data, insts = instances(problem, 15, 4, seed=1)
     orders = random_walk(data, 25, seed=3)
@@ -26,7 +26,7 @@ def test_tour_batch_matches_the_node_layout_of_routecli_pe(problem):
     for name in ("cum", "total", "theta", "coords"):
         assert torch.allclose(getattr(batch, name)[:, :nodes], getattr(reference, name),
                               atol=1e-5), name
-    extra = batch.node[:, nodes:]  # CVRP's further depot copies read as the depot
+    extra = batch.node[:, nodes:]  # further depot copies read as the depot
     assert (extra == 0).all() and (batch.pos[:, nodes:] == 0).all()
     assert (batch.route[:, nodes:] == 0).all() and (batch.prev[:, nodes:] == -1).all()
 

@@ -21,7 +21,7 @@ def small(pe: str, problem: str = "cvrp", seed: int = 0) -> DACT:
 
 
 def observation(problem: str = "cvrp", seed: int = 0, walk: int = 10):
-    data, _ = instances(problem, 12 if problem == "cvrp" else 13, 3, seed=seed)
+    data, _ = instances(problem, 13 if problem == "pdtsp" else 12, 3, seed=seed)
     return Env(data, random_walk(data, walk, seed=seed) if walk else
                initial_orders(data, torch.Generator().manual_seed(seed))).observe()
 
@@ -30,6 +30,7 @@ def observation(problem: str = "cvrp", seed: int = 0, walk: int = 10):
 def test_every_registered_pe_drops_in(pe):
     obs = observation()
     decision = small(pe)(obs, generator=torch.Generator().manual_seed(0))
+    assert small(pe, "vrptw")(observation("vrptw"), generator=torch.Generator()).value.shape == (3,)
     rows = torch.arange(3)
     op, u, v = decision.action.unbind(1)
     assert obs.allowed is not None and obs.allowed[rows, op, u, v].all()

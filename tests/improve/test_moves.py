@@ -25,16 +25,22 @@ def canonical(order: torch.Tensor, is_customer: torch.Tensor) -> torch.Tensor:
     return torch.stack([two, rel, ex])
 
 
-@pytest.mark.parametrize(("problem", "size", "walk"), [("cvrp", 12, 0), ("cvrp", 12, 30),
-                                                       ("pdtsp", 13, 0), ("pdtsp", 13, 30)])
+def feasible(data, orders: torch.Tensor) -> torch.Tensor:
+    if data.problem == "cvrp":
+        return moves.cvrp_mask(orders, data.demand, data.is_depot)
+    if data.problem == "vrptw":
+        return moves.vrptw_mask(orders, data.demand, data.is_depot, data.coords, data.windows)
+    return moves.pdtsp_mask(orders, data.requests)
+
+
+@pytest.mark.parametrize(("problem", "size", "walk"), [
+    ("cvrp", 12, 0), ("cvrp", 12, 30), ("vrptw", 8, 0), ("vrptw", 8, 30), ("pdtsp", 13, 0),
+    ("pdtsp", 13, 30)])
 def test_masks_allow_exactly_the_feasible_moves(problem, size, walk):
     data, insts = instances(problem, size, 3, seed=walk)
     orders = random_walk(data, walk, seed=1) if walk else initial_orders(
         data, torch.Generator().manual_seed(1))
-    if problem == "cvrp":
-        mask = moves.cvrp_mask(orders, data.demand, data.is_depot)
-    else:
-        mask = moves.pdtsp_mask(orders, data.requests)
+    mask = feasible(data, orders)
     actions = all_pairwise_actions(data.slots)
     for b in range(data.size):
         order = orders[b]
@@ -44,13 +50,13 @@ def test_masks_allow_exactly_the_feasible_moves(problem, size, walk):
             sol = to_solution(data, tour)
             expected.append(not validate(insts[b], sol) and not torch.equal(tour, order))
         expected_t = torch.tensor(expected).view(3, data.slots, data.slots)
-        expected_t &= canonical(order, ~data.is_depot if problem == "cvrp"
-                                else torch.arange(data.slots) != 0)
+        expected_t &= canonical(order, ~data.is_depot)
         assert torch.equal(mask[b], expected_t), f"row {b}: {(mask[b] != expected_t).nonzero()}"
 
 
-def test_a_long_random_walk_stays_feasible_and_costs_agree():
-    data, insts = instances("cvrp", 20, 4, seed=5)
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw"])
+def test_a_long_random_walk_stays_feasible_and_costs_agree(problem):
+    data, insts = instances(problem, 20, 4, seed=5)
     orders = random_walk(data, 150, seed=2)
     costs = moves.tour_cost(orders, data.coords)
     for b in range(data.size):
@@ -59,7 +65,7 @@ def test_a_long_random_walk_stays_feasible_and_costs_agree():
         assert insts[b].cost(sol) == pytest.approx(float(costs[b]), rel=1e-5)
 
 
-@pytest.mark.parametrize("problem", ["cvrp", "pdtsp"])
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pdtsp"])
 def test_initial_tours_are_feasible(problem):
     data, insts = instances(problem, 21, 8, seed=3)
     orders = initial_orders(data, torch.Generator().manual_seed(0))

@@ -77,7 +77,7 @@ def test_a_tiny_training_run_updates_the_policy_and_the_critic():
     assert not model.training
 
 
-@pytest.mark.parametrize(("problem", "size"), [("cvrp", 10), ("pdtsp", 11)])
+@pytest.mark.parametrize(("problem", "size"), [("cvrp", 10), ("vrptw", 8), ("pdtsp", 11)])
 def test_evaluation_returns_feasible_tours_and_is_seeded(problem, size):
     torch.manual_seed(0)
     model = DACT(DACTConfig(problem=problem, pe="ipe_xpe", **SMALL))
