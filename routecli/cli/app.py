@@ -18,6 +18,7 @@ from routecli import __version__
 from routecli.cli import (
     analyze,
     bench,
+    compare_pe,
     generate,
     info,
     plot,
@@ -29,7 +30,7 @@ from routecli.cli import (
     validate,
 )
 from routecli.cli.common import err_console, new_app
-from routecli.errors import RoutecliError
+from routecli.errors import RoutecliError, one_line
 
 app = new_app("Neural vehicle routing from the command line: read TSPLIB/CVRPLIB files, solve "
               "them with MiLoop, neural deconstruction search or PyVRP, and measure the gap to "
@@ -41,6 +42,7 @@ app.command("generate")(generate.generate)
 app.command("bench")(bench.bench)
 app.command("train")(train.train)
 app.command("train-nds")(train_nds.train_nds)
+app.command("compare-pe")(compare_pe.compare_pe)
 app.add_typer(analyze.app, name="analyze")
 app.command("probe")(probe.probe)
 plot.app.command("solution")(plot_solution.solution)
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             code = 0
         else:
             message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-            err_console.print(f"error: {' '.join(message.split())}", markup=False)
+            err_console.print(f"error: {one_line(message)}", markup=False)
             code = 2
     except RoutecliError as exc:
         err_console.print(f"error: {exc}", markup=False)

@@ -42,7 +42,8 @@ BKS_HELP = ("Best-known value to compute the gap against, > 0 (default: a publis
             ".opt.tour beside the instance, then the packaged registry).")
 
 console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# emoji=False: input echoed in a message (e.g. ':smile:') must print as written
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def new_app(help_text: str) -> App:

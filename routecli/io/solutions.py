@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from routecli.atomic import atomic_write_text
 from routecli.errors import InstanceFormatError, excerpt
 from routecli.io.text import read_text
 from routecli.io.tsplib import WRITER_MARK, format_tour, read_tour
-from routecli.io.writers import write_text_atomic
 from routecli.problems import Instance, KPInstance, Routes, Selection, Solution, Tour
 
 
@@ -121,7 +121,7 @@ def solution_suffix(solution: Solution) -> str:
 def write_solution(path: str | Path, instance: Instance, solution: Solution) -> Path:
     """Write ``solution`` atomically; returns the path written."""
     path = Path(path)
-    write_text_atomic(path, format_solution(instance, solution))
+    atomic_write_text(path, format_solution(instance, solution))
     return path
 
 

@@ -8,12 +8,11 @@ round down, so a generated VRPTW instance stays feasible after rounding."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from routecli.atomic import atomic_write_text
 from routecli.io.kp import format_kp
 
 
@@ -56,18 +55,6 @@ def format_pdtsp(name: str, comment: str, coords: np.ndarray) -> str:
                       "DEPOT_SECTION", "1", "-1", "EOF"]) + "\n"
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray], row: int,
                         seed: int, scale: int) -> Path:
     """Write row ``row`` of a generated batch as one instance file in ``folder`` (``scale``
@@ -79,7 +66,7 @@ def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray]
         path = folder / f"{name}.kp"
         comment = (f"routecli generate kp --n {n} --capacity {capacity:g} --seed {seed} "
                    f"(row {row})")
-        write_text_atomic(path, format_kp(name, comment, batch["weights"][row],
+        atomic_write_text(path, format_kp(name, comment, batch["weights"][row],
                                           batch["values"][row], capacity))
         return path
     coords = np.rint(batch["locs"][row] * scale).astype(np.int64)
@@ -90,7 +77,7 @@ def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray]
         path = folder / f"{name}.{'tsp' if problem == 'tsp' else 'vrp'}"
         text = (format_tsplib(name, comment, coords) if problem == "tsp"
                 else format_pdtsp(name, comment, coords))
-        write_text_atomic(path, text)
+        atomic_write_text(path, text)
         return path
     demand = batch["demand"][row].astype(np.int64)
     capacity = int(batch["capacity"][row])
@@ -102,6 +89,6 @@ def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray]
     if problem == "pcvrp":
         prize = np.rint(batch["prize"][row] * scale)
     path = folder / f"{name}.vrp"
-    write_text_atomic(path, format_vrplib(name, comment, problem.upper(), coords, demand,
+    atomic_write_text(path, format_vrplib(name, comment, problem.upper(), coords, demand,
                                           capacity, windows, service, prize))
     return path

@@ -31,4 +31,6 @@ class TSPInstance(GraphInstance):
         return self.metric.tour(solution.order)
 
     def validate(self, solution: Tour) -> list[str]:
-        return check_permutation(solution.order, np.arange(self.num_nodes), "node")
+        # named by their TSPLIB ids (1..n), as in the instance and .tour files, not 0-based
+        return check_permutation(np.asarray(solution.order) + 1, np.arange(1, self.num_nodes + 1),
+                                 "node")

@@ -13,8 +13,8 @@ def test_cost_of_square_tour():
 
 
 def test_validate_names_missing_repeated_and_unknown_nodes():
-    problems = validate(square(), Tour([0, 1, 1, 7]))
-    assert "node 7 does not exist" in problems
-    assert "node 1 visited 2 times" in problems
-    assert "node 2 missing" in problems and "node 3 missing" in problems
+    problems = validate(square(), Tour([0, 1, 1, 7]))  # 0-based ids; messages use TSPLIB's 1..n
+    assert "node 8 does not exist" in problems
+    assert "node 2 visited 2 times" in problems
+    assert "node 3 missing" in problems and "node 4 missing" in problems
     assert validate(square(), Tour([3, 2, 1, 0])) == []
