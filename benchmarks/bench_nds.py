@@ -70,12 +70,12 @@ def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Stop]:
     """``hgs``, ``sisr`` or an NDS policy with optional search settings, e.g.
     ``learned:images=1:rollouts=16`` or ``sisr:policy=random``
     (``polish=1`` adds the local-search polish, ``checkpoint=PATH`` other weights,
-    ``iterations=N`` an iteration budget under the time limit); the spec is the CSV's solver
+    ``iterations=N`` an iteration budget, see :func:`spec_stop`); the spec is the CSV's solver
     column. Returns the solver and its stopping criterion."""
     name, *settings = spec.split(":")
     extra: dict[str, Any] = dict(item.split("=", 1) for item in settings)
-    iterations = extra.pop("iterations", None)
-    stop = Stop(seconds=seconds, iterations=int(iterations) if iterations else None)
+    extra.pop("iterations", None)
+    stop = spec_stop(spec, seconds)
     if name == "hgs":
         return make_solver("hgs"), stop
     extra["polish"] = extra.pop("polish", "0") == "1"
@@ -90,6 +90,14 @@ def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Stop]:
     if name == "sisr":
         return make_solver("sisr", **extra), stop
     return make_solver("nds", policy=name, pe=pe, **extra), stop
+
+
+def spec_stop(spec: str, seconds: float) -> Stop:
+    """The stopping criterion of a solver spec: its ``iterations=N`` alone when it has one (no
+    wall clock, so the run, and the annealing schedule that follows the budget, are the same
+    on a loaded machine as on a quiet one), else ``seconds``."""
+    budget = [item.split("=", 1)[1] for item in spec.split(":")[1:] if item.startswith("iterations=")]
+    return Stop(iterations=int(budget[0])) if budget else Stop(seconds=seconds)
 
 
 def solve_row(rec: ResultLog, part: str, instance, spec: str, args,  # noqa: ANN001
@@ -126,7 +134,7 @@ def extra_columns(path: Path) -> list[str]:
 
 def done(rec: ResultLog, part: str, instance: str, spec: str, args) -> dict[str, str] | None:  # noqa: ANN001
     return rec.find(set=part, instance=instance, solver=spec, seed=args.seed,
-                    time_limit=float(args.time_limit))
+                    time_limit=spec_stop(spec, args.time_limit).seconds)
 
 
 def x_part(args, rec: ResultLog, provenance: Provenance) -> None:  # noqa: ANN001
