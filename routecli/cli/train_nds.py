@@ -34,6 +34,9 @@ def train_nds(
     warmup: Annotated[int, typer.Option(
         metavar="N", help="Iterations per episode without a gradient.")] = 10,
     lr: Annotated[float, typer.Option(metavar="X", help="AdamW learning rate.")] = 1e-4,
+    bias_lr: Annotated[float | None, typer.Option(
+        metavar="X", help="Learning rate of the decoder's distance bias (default: --lr; with "
+        "--lr 0 only the bias trains).")] = None,
     reward: Annotated[str, typer.Option(
         metavar="NAME", help="clipped (max(0, improvement), Appendix B) or delta (signed "
         "improvement).")] = "clipped",
@@ -70,6 +73,7 @@ def train_nds(
     cfg = NDSTrainConfig(problem=problem, size=size, pe=pe,
                          run_dir=str(folder), steps=steps, batch=batch,
                          rollouts=rollouts, remove=remove, episode=episode, warmup=warmup, lr=lr,
+                         bias_lr=bias_lr,
                          reward=reward, teacher_steps=teacher_steps, init=init,
                          val_every=val_every, val_instances=val_instances,
                          val_iterations=val_iterations, checkpoint_every=checkpoint_every,

@@ -195,3 +195,15 @@ def test_init_starts_from_a_policy_checkpoint_and_adds_the_distance_bias(tmp_pat
     with pytest.raises(CheckpointError, match="architecture"):
         NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "c"), init=str(tmp_path / "other.pt")),
                    quiet=True)
+
+
+def test_bias_lr_trains_the_distance_bias_at_its_own_rate(tmp_path):
+    trainer = NDSTrainer(tiny(tmp_path, lr=0.0, bias_lr=1e-2, reward="delta", steps=4),
+                         quiet=True)
+    assert len(trainer.optimizer.param_groups) == 2 and trainer.rates == [0.0, 1e-2]
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    trainer.run()
+    changed = {k for k, v in trainer.model.state_dict().items() if not torch.equal(v, before[k])}
+    assert changed and changed <= {"reach.weight", "reach.bias"}
+    assert len(NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "one")), quiet=True)
+               .optimizer.param_groups) == 1
