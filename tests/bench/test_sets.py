@@ -2,6 +2,7 @@ import pytest
 
 from routecli.bench import resolve
 from routecli.errors import OptionError
+from routecli.io import INSTANCE_SUFFIXES
 
 
 def test_named_sets_resolve_under_the_data_root(benchdata):
@@ -12,7 +13,8 @@ def test_named_sets_resolve_under_the_data_root(benchdata):
 def test_folders_files_and_repeats(data_dir):
     files = resolve([str(data_dir), str(data_dir / "tiny.vrp")])
     assert files.count(data_dir / "tiny.vrp") == 1
-    assert {f.suffix for f in files} <= {".tsp", ".vrp", ".txt"}
+    assert {f.suffix for f in files} <= set(INSTANCE_SUFFIXES)
+    assert not any(f.suffix in (".sol", ".tour", ".pt") for f in files)
 
 
 def test_unknown_target_and_missing_root(tmp_path, monkeypatch):
