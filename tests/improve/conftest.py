@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from routecli.generate import batch_instances
@@ -9,6 +10,15 @@ from routecli.improve import moves
 from routecli.improve.env import Env, Instances, initial_orders, make_instances
 from routecli.improve.train import generate_instances
 from routecli.problems import Instance
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small tensors: one torch thread is faster, and much faster on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def instances(problem: str, size: int, num: int, seed: int = 0) -> tuple[Instances, list[Instance]]:
