@@ -2,7 +2,6 @@
 names the line and the field (issue 15, items 3, 6, 7 and 10). One fixture per defect class in
 tests/data/malformed/, named after the defect."""
 
-import time
 import tracemalloc
 import warnings
 
@@ -84,13 +83,11 @@ def test_invalid_input_is_rejected_with_its_line_and_field(data_dir, name):
 
 def test_huge_dimension_fails_before_allocating(data_dir):
     tracemalloc.start()
-    start = time.perf_counter()
     with pytest.raises(InstanceFormatError, match="needs 499999999500000000 values"):
         read_instance(data_dir / "malformed" / "huge_dimension_explicit.tsp")
-    seconds = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert seconds < 1.0 and peak < 10 * 2**20  # was 7.9 GB and 44 s
+    assert peak < 10 * 2**20  # it allocated 7.9 GB before failing (speed: benchmarks/bench_io.py)
 
 
 def test_coordinate_bound_shrinks_for_huge_instances():
