@@ -45,6 +45,7 @@ def test_budgets_parse_with_overrides():
         compare.parse_budget("cpu:warp=9", "dact")
 
 
+@pytest.mark.slow
 def test_compare_pe_runs_end_to_end_and_resumes(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "run"

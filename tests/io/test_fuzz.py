@@ -27,6 +27,7 @@ def harness():
     del sys.modules[spec.name]
 
 
+@pytest.mark.slow
 def test_mutated_benchmark_files_never_escape_as_tracebacks(harness, benchdata, tmp_path, capsys):
     from routecli.cli.app import main
 

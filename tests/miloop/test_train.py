@@ -96,6 +96,7 @@ def _ddp_worker(rank: int, world: int, port: int, run_dir: str, out: str) -> Non
     torch.distributed.destroy_process_group()
 
 
+@pytest.mark.slow
 def test_ddp_two_gloo_processes_stay_in_sync(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
