@@ -70,6 +70,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
              "ruin-and-recreate with string removal + simulated annealing (non-neural control)"),
     "nds": ("routecli.nds.solver",
             "neural deconstruction search: learned removal policy (IPE+XPE) in annealed ruin-and-recreate"),
+    "dact": ("routecli.improve.solver", "learned improvement moves (compare-pe's DACT-style or N2S policy)"),
 }
 
 
