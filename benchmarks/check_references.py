@@ -40,9 +40,11 @@ from routecli.solvers import Progress, Stop
 
 # name: (instances of it, where they come from)
 SETS: dict[str, tuple[Callable[[int], list[Instance]], str]] = {
-    "tsp-100": (lambda num: batch_instances("tsp", generate.tsp(num, 100, 2026)),
+    # the first of the 128 the MiLoop evaluation uses (a generator draws a whole set at once,
+    # so generate.cvrp(32, ...) would be other instances)
+    "tsp-100": (lambda num: batch_instances("tsp", generate.tsp(128, 100, 2026))[:num],
                 "MiLoop evaluation, generate.tsp(128, 100, 2026)"),
-    "cvrp-100": (lambda num: batch_instances("cvrp", generate.cvrp(num, 100, 2026)),
+    "cvrp-100": (lambda num: batch_instances("cvrp", generate.cvrp(128, 100, 2026))[:num],
                  "MiLoop evaluation, generate.cvrp(128, 100, 2026), capacity 50 (the analyses' "
                  "capacity rule gives 50 at 100 customers too)"),
     "cvrp-200": (lambda num: instance_set("cvrp-200", num, 0), "analyses, seed 0"),
@@ -50,7 +52,7 @@ SETS: dict[str, tuple[Callable[[int], list[Instance]], str]] = {
     "vrptw-100": (lambda num: instance_set("vrptw-100", num, 0), "analyses, seed 0"),
     "pdtsp-51": (lambda num: instance_set("pdtsp-51", num, 0), "analyses, seed 0"),
 }
-FIELDS = ["set", "index", "budget", "iterations", "cost", "doubled_iterations", "doubled_cost",
+FIELDS = ["set", "set_size", "index", "budget", "iterations", "cost", "doubled_iterations", "doubled_cost",
           "cpu_seconds", "timed_out"]
 
 
@@ -88,7 +90,8 @@ def recorded_run(instance: Instance, budget: ReferenceBudget,
     return run, costs, time.process_time() - started
 
 
-def check_instance(name: str, index: int, instance: Instance, verify: bool) -> dict[str, object]:
+def check_instance(name: str, size: int, index: int, instance: Instance,
+                   verify: bool) -> dict[str, object]:
     """The row of one instance; ``verify``: also run the plain budget and compare. Both
     solutions go to the reference cache (the plain one is the reference every caller uses;
     ``--ref-budget 2`` of the analyses reads the doubled one)."""
@@ -110,8 +113,9 @@ def check_instance(name: str, index: int, instance: Instance, verify: bool) -> d
             raise SystemExit(f"{name} #{index}: the plain budget stopped at iteration "
                              f"{direct.iterations} with {direct_costs[-1]}, the doubled run says "
                              f"{plain_iterations} with {plain_cost}: the run is not deterministic")
-    return {"set": name, "index": index, "budget": budget.key, "iterations": plain_iterations,
-            "cost": plain_cost, "doubled_iterations": run.iterations, "doubled_cost": costs[-1],
+    return {"set": name, "set_size": size, "index": index, "budget": budget.key,
+            "iterations": plain_iterations, "cost": plain_cost,
+            "doubled_iterations": run.iterations, "doubled_cost": costs[-1],
             "cpu_seconds": round(cpu, 2), "timed_out": int(run.timed_out)}
 
 
@@ -151,10 +155,12 @@ def table(rows: list[dict[str, str]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--instances", type=int, default=32)
+    parser.add_argument("--instances", type=int, default=32, help="per set")
     parser.add_argument("--sets", default=",".join(SETS),
                         help="comma list of: " + ", ".join(SETS))
     parser.add_argument("--rows", type=Path, default=None, help="resumable per-instance CSV")
+    parser.add_argument("--table", action="store_true",
+                        help="compute nothing: print the table of all rows in --rows")
     parser.add_argument("--out", type=Path, default=None,
                         help="write the table with the command and git commit here (.md)")
     args = parser.parse_args()
@@ -164,17 +170,19 @@ def main() -> None:
         raise SystemExit(f"unknown set {unknown[0]!r}; choose from {', '.join(SETS)}")
 
     rows = read_rows(args.rows)
-    for name in names:
+    for name in [] if args.table else names:
         instances = SETS[name][0](args.instances)
         key = reference_budget(instances[0].problem, instances[0].size).key
-        done = {int(r["index"]) for r in rows if r["set"] == name}
-        if any(r["budget"] != key for r in rows if r["set"] == name):
-            raise SystemExit(f"{args.rows} holds {name} rows of another budget than {key}")
+        mine = [r for r in rows if r["set"] == name]
+        if any((r["budget"], int(r["set_size"])) != (key, args.instances) for r in mine):
+            raise SystemExit(f"{args.rows} holds {name} rows of another budget or number of "
+                             f"instances than {key} on {args.instances}")
+        done = {int(r["index"]) for r in mine}
         for index, instance in enumerate(instances):
             if index in done:
                 continue
-            row = {k: str(v) for k, v in
-                   check_instance(name, index, instance, verify=index == 0).items()}
+            row = {k: str(v) for k, v in check_instance(name, args.instances, index, instance,
+                                                       verify=index == 0).items()}
             rows.append(row)
             if args.rows is not None:
                 new = not args.rows.exists()
@@ -186,7 +194,7 @@ def main() -> None:
             print(f"{name} #{index}: {row['iterations']} iterations, gain of doubling "
                   f"{gain_of(row):.3f}% ({row['cpu_seconds']} CPU s doubled)", flush=True)
 
-    rows = [r for r in rows if r["set"] in names and int(r["index"]) < args.instances]
+    rows = [r for r in rows if r["set"] in names]
     text = table(rows)
     print(text)
     if args.out is not None:
@@ -197,8 +205,8 @@ def main() -> None:
                           f"`{' '.join(['python', *sys.argv])}` at commit {commit}; one process; "
                           f"CPU seconds are process time (wall time was longer: the 2-core machine "
                           f"was shared with a training run and other jobs).\n\n"
-                          f"Instances (the first {args.instances} of each):\n\n{sources}\n\n"
-                          f"{text}\n")
+                          f"Instances (the first of each set, as many as the table says):"
+                          f"\n\n{sources}\n\n{text}\n")
 
 
 if __name__ == "__main__":
