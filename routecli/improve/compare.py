@@ -418,6 +418,10 @@ def fmt(value: float | None, digits: int = 2, suffix: str = "") -> str:
         else f"{value:.{digits}f}{suffix}"
 
 
+def fmt_p(p: float | None) -> str:
+    return "-" if p is None else f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
 def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray,
              versus: str, command: str) -> str:
     """The summary as a Markdown table (ours beside the paper's), with the command."""
@@ -432,7 +436,7 @@ def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray
         lines.append(
             f"| {s.title} | {s.seeds} | {fmt(s.obj, 4)} ± {fmt(s.obj_sd, 4)} | "
             f"{fmt(s.gap)} ± {fmt(s.gap_sd)} | "
-            f"{'-' if s.wins is None else f'{s.wins}/{s.losses}'} | {fmt(s.p_value, 3)} | "
+            f"{'-' if s.wins is None else f'{s.wins}/{s.losses}'} | {fmt_p(s.p_value)} | "
             f"{fmt(s.paper[0]) if s.paper else '-'} | {fmt(s.paper[1]) if s.paper else '-'} |")
     schedule = protocol.schedule
     return (f"{scale}, {protocol.backbone.upper()} backbone, budget {protocol.budget}: "
@@ -444,29 +448,34 @@ def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray
 
 
 def plot(summaries: list[Summary], path: Path, caption: str) -> None:
-    """Gap per PE (mean, sd over seeds as error bars) with the paper's gap as markers."""
+    """Our gap per PE (mean, sd over seeds as error bars, left axis) beside the paper's gap
+    (right axis): the two scales differ, the orderings can be compared."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(summaries) + 2), 4.2))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(summaries) + 2.5), 4.4))
     x = np.arange(len(summaries))
-    ax.bar(x, [s.gap for s in summaries],
-           yerr=[0 if math.isnan(s.gap_sd) else s.gap_sd for s in summaries],
-           color="#4c72b0", capsize=3, label="ours (mean ± sd over seeds)")
+    ax.errorbar(x, [s.gap for s in summaries],
+                yerr=[0 if math.isnan(s.gap_sd) else s.gap_sd for s in summaries],
+                fmt="o", color="#4c72b0", capsize=4, label="ours: mean ± sd over seeds (left)")
+    handles, labels = ax.get_legend_handles_labels()
     paper = [(k, s.paper[1]) for k, s in enumerate(summaries) if s.paper]
     if paper:
-        ax2 = ax.twinx()
-        ax2.plot([k for k, _ in paper], [g for _, g in paper], "o", color="#dd8452",
-                 label="paper (right axis)")
-        ax2.set_ylabel("paper gap %")
-        ax2.legend(loc="upper right", fontsize=8)
+        right = ax.twinx()
+        right.plot([k for k, _ in paper], [g for _, g in paper], "s", color="#dd8452",
+                   label="paper (right)")
+        right.set_ylabel("paper gap %")
+        more = right.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
     ax.set_xticks(x, [s.title.replace(" (direction-", "\n(").replace(", per-route", "\nper-route")
                       for s in summaries], rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("gap to reference %")
+    ax.set_xlim(-0.6, len(summaries) - 0.4)
+    ax.set_ylabel("our gap to the reference %")
     ax.set_title(caption, fontsize=9)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.16), ncol=2,
+              fontsize=8, frameon=False)
     fig.tight_layout()
     atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=130))
     plt.close(fig)
