@@ -48,7 +48,7 @@ class Settings(SearchSettings):
     images: int = 8  #: 8: the paper's augmented images; 1: the instance only (8x cheaper)
     threads: int | None = None  #: torch CPU threads (None: torch's default)
     variant: str = "paper"  #: paper: every iteration learned; hybrid: strings + learned
-    every: int = 1000  #: hybrid: string iterations before each learned one
+    every: int = 5000  #: hybrid: string iterations before each learned one
     string_remove: int = 10  #: hybrid: mean customers per string removal (sisr's default)
     bf16: bool = False  #: the encoder in bf16 (the paper's method runs fp32)
 
