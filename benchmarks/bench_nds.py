@@ -108,7 +108,7 @@ def solve_row(rec: ResultLog, part: str, instance, spec: str, args,  # noqa: ANN
     cpu = time.process_time()
     result = run(solver, instance, seed=args.seed, stop=stop, bks=ref)
     cpu = time.process_time() - cpu  # less sensitive than wall clock to other jobs' load
-    last = getattr(solver, "last", None)  # the search's ASAResult; PyVRP's runs keep none
+    last = getattr(solver, "last", None)  # the ASAResult, or PyVRP's Run: both count iterations
     row = ResultRow.of(result, set_name=part, file=file, solver=spec,
                        settings=getattr(solver, "settings", None), seed=args.seed, stop=stop,
                        provenance=provenance)
@@ -173,8 +173,9 @@ def mean(values: list[float]) -> float:
 
 
 def rate(rows: list[dict]) -> str:
-    """Mean search iterations per second of wall clock over ``rows`` ("-" where the solver
-    does not report its iterations, e.g. PyVRP, or the rows predate the column)."""
+    """Mean iterations per second of wall clock over ``rows`` ("-" where the rows predate the
+    column). A PyVRP iteration (crossover, local search of the offspring) is far more work
+    than a ruin-and-recreate one; compare rates within a family."""
     runs = [float(r["iterations_run"]) / float(r["seconds"]) for r in rows
             if r.get("iterations_run") and float(r["seconds"]) > 0]
     return f"{mean(runs):,.0f}" if runs else "-"

@@ -227,11 +227,13 @@ class HGS:
 
     def __init__(self, no_improvement: int | None = None):
         self.no_improvement = no_improvement
+        self.last: Run | None = None  # the latest solve's run (iterations, for rates)
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
               progress: ProgressFn | None = None) -> Tour | Routes:
-        return search(instance, seed=seed, stop=stop, no_improvement=self.no_improvement,
-                      progress=progress).solution
+        self.last = search(instance, seed=seed, stop=stop, no_improvement=self.no_improvement,
+                           progress=progress)
+        return self.last.solution
 
 
 @dataclass(frozen=True)

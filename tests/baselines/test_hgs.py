@@ -41,6 +41,7 @@ def test_hgs_stops_after_iterations_without_improvement():
     assert validate(inst, run.solution) == []
     solver = make_solver("hgs", no_improvement=50)
     assert inst.cost(solver.solve(inst, stop=Stop(iterations=100_000))) == inst.cost(run.solution)
+    assert solver.last.iterations == run.iterations  # kept for iterations-per-second tables
 
 
 @pytest.mark.parametrize("early", [(150, 10_000), (10_000, 40)])
