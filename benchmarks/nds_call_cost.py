@@ -8,6 +8,8 @@ process (``time.process_time``, median of ``--repeat`` calls, one torch thread):
   encoder batched over 8 inputs) and precision (fp32, bf16 autocast);
 - its decoder per call, by rollouts (the pointer's 15 steps are small, per-operation-bound
   matrix products);
+- the same two for an untrained policy a quarter of the width and half the depth (what a
+  smaller or distilled policy would cost at best; timing only);
 - one ASA iteration of string removal with 64 rollouts (the paper's search with the
   non-neural control: 64 repairs) and one ``sisr`` iteration (1 rollout), from the difference
   of two iteration budgets, so set-up is excluded.
@@ -32,7 +34,7 @@ import torch
 from routecli.bench.sets import data_root
 from routecli.io import read_instance
 from routecli.nds.features import node_features, removable, solution_batch
-from routecli.nds.policy import NDSPolicy, load_policy, sample_latent, unit_distance
+from routecli.nds.policy import NDSConfig, NDSPolicy, load_policy, sample_latent, unit_distance
 from routecli.nds.solver import default_checkpoint
 from routecli.pe.batch import RouteBatch
 from routecli.problems.geometry import augment8
@@ -128,6 +130,14 @@ def main() -> None:
         print(row)
     for row in decoder_rows(model, problem, state, args.remove, args.repeat):
         print(row)
+    small = NDSPolicy(NDSConfig(embed_dim=64, num_heads=4, num_layers=1, ff_dim=256,
+                                poly_dim=128)).eval()
+    coords = problem.unit_coords[None]
+    feats, batch = node_features(problem, state, coords), solution_batch(problem, state, coords)
+    ms = cpu_ms(partial(encode, small, feats, batch, True), args.repeat)
+    print(f"| small policy (embed 64, 1 layer, untrained): encoder, 1 image, bf16 | {ms:.1f} | |")
+    for row in decoder_rows(small, problem, state, args.remove, args.repeat):
+        print(row.replace("| decoder", "| small policy: decoder", 1))
     strings = iteration_ms(problem, 64, args.remove, 200)
     print(f"| string-removal ASA iteration, 64 rollouts of {args.remove} (64 repairs) | "
           f"{strings:.2f} | {strings / 64:.3f} per repair |")
