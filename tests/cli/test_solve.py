@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 import vrplib
 
 from routecli import solvers
@@ -178,11 +179,25 @@ def test_model_failures_are_one_line_with_exit_2(data_dir, tmp_path, capsys, arg
     assert message in err and "pwned" not in err + capsys.readouterr().out
 
 
+def untrained_dact(folder: Path) -> str:
+    """``--model dact`` ships no weights (compare-pe trains them): a small untrained model."""
+    from routecli.improve.model import DACT, DACTConfig, to_checkpoint
+    from routecli.train.checkpoint import save
+
+    torch.manual_seed(0)
+    path = folder / "dact.pt"
+    save(to_checkpoint(DACT(DACTConfig(embed_dim=16, num_heads=2, num_layers=1, ff_dim=16,
+                                       pe_dim=8))), path)
+    return str(path)
+
+
 @pytest.mark.parametrize("model", list(solvers.REGISTRY))
-def test_time_limit_zero_is_honoured_by_every_model(data_dir, capsys, model):
+def test_time_limit_zero_is_honoured_by_every_model(data_dir, tmp_path, capsys, model):
     problem = solvers.make_solver(model).problems[0]
     instance = data_dir / {"tsp": "tiny.tsp", "cvrp": "tiny.vrp", "kp": "tiny.kp"}[problem]
     extra = ["--decode", "multistart", "--augment"] if model == "miloop" else []
+    if model == "dact":
+        extra = ["--checkpoint", untrained_dact(tmp_path)]
     argv = ["solve", str(instance), "-m", model, "-t", "0", "--json", *extra]
     assert main(argv) == 0  # the first run may compile numba kernels (minutes on a cold cache)
     capsys.readouterr()
