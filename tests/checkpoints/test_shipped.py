@@ -15,12 +15,13 @@ DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 SHIPPED = sorted(p.name for p in resources.files("routecli.checkpoints").iterdir()
                  if p.name.endswith(".pt"))
 DEMO_FILE = {"tsp": "tsp-demo-50.tsp", "cvrp": "cvrp-demo-50.vrp",
-             "vrptw": "vrptw-demo-50.vrp", "pcvrp": "pcvrp-demo-50.vrp"}
+             "vrptw": "vrptw-demo-50.vrp", "pcvrp": "pcvrp-demo-50.vrp",
+             "pdtsp": "pdtsp-demo-50.vrp", "kp": "kp-demo-200.kp"}
 
 
 def test_the_expected_checkpoints_ship_with_model_cards() -> None:
-    assert SHIPPED == ["miloop-cvrp.pt", "miloop-tsp.pt", "nds-cvrp.pt", "nds-pcvrp.pt",
-                       "nds-vrptw.pt"]
+    assert SHIPPED == ["miloop-cvrp.pt", "miloop-kp.pt", "miloop-tsp.pt", "nds-cvrp.pt",
+                       "nds-pcvrp.pt", "nds-vrptw.pt"]
     cards = {p.name for p in resources.files("routecli.checkpoints").iterdir()}
     assert all(name.replace(".pt", ".md") in cards for name in SHIPPED)
 
