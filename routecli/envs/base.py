@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from routecli.kernels.candidates import CandidateIndex
@@ -36,15 +37,28 @@ class Observation:
     capacity: Tensor | None = None  # [B] float: remaining capacity / C (CVRP)
 
 
+ROW_ALIGN = 8
+"""Candidate sets are padded to a multiple of this many rows. A rollout otherwise shows the
+policy a new number of rows at every step, and on a CPU every new matrix shape costs oneDNN a
+kernel compilation (several milliseconds, more than the product) that its bounded primitive
+cache forgets again within a training step."""
+
+
+def aligned(k: int) -> int:
+    """``k`` rounded up to a multiple of :data:`ROW_ALIGN` (at least one)."""
+    return max(-(-k // ROW_ALIGN), 1) * ROW_ALIGN
+
+
 def compact(available: Tensor, pad_id: int) -> tuple[Tensor, Tensor]:
     """Gather the available node ids to the front. ``[B, N] bool -> ids [B, K], valid [B, K]``.
 
-    K is the largest count in the batch; shorter rows are padded with ``pad_id``. A stable sort
-    keeps ids ascending, so the result is deterministic.
+    K is the largest count in the batch rounded up by :func:`aligned`; shorter rows are padded
+    with ``pad_id``. A stable sort keeps ids ascending, so the result is deterministic.
     """
     counts = available.sum(1)  # [B]
-    k = max(int(counts.max()), 1)
-    order = torch.argsort((~available).to(torch.int8), dim=1, stable=True)[:, :k]  # [B, K]
+    k = aligned(int(counts.max()))
+    order = torch.argsort((~available).to(torch.int8), dim=1, stable=True)[:, :k]  # [B, <=K]
+    order = F.pad(order, (0, k - order.shape[1]))
     valid = torch.arange(k, device=available.device)[None, :] < counts[:, None]
     return order.masked_fill(~valid, pad_id), valid
 
@@ -70,14 +84,16 @@ class CandidateSets:
                depot_open: Tensor | None = None,
                remaining: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Candidate ids ``[B, K']`` (ascending, ``pad_id`` padding) and their validity, as
-        :func:`compact` returns them; K' is the largest set size of the batch."""
+        :func:`compact` returns them; K' is the largest set size of the batch, rounded up by
+        :func:`aligned`."""
         depot = None if depot_open is None else depot_open.cpu().numpy()
         room = None if remaining is None else remaining.double().cpu().numpy()
         found, sizes = self.index.query(current.cpu().numpy(), visited.cpu().numpy(), self.k,
                                         always=0 if depot is not None else -1, always_open=depot,
                                         demand=self.demand, remaining=room)
-        width = max(int(sizes.max()), 1)
+        width = aligned(int(sizes.max()))
         ids = torch.from_numpy(found[:, :width]).to(visited.device)
+        ids = F.pad(ids, (0, width - ids.shape[1]), value=-1)
         # ascending ids: the same row order as compact(), so K >= N reproduces full decoding
         ids = ids.masked_fill(ids < 0, pad_id).sort(1).values
         return ids, ids != pad_id

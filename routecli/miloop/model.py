@@ -37,10 +37,27 @@ from torch.utils.checkpoint import checkpoint
 
 from routecli.envs import CVRPEnv, ItemObservation, KPEnv, Observation, PairObservation, PDTSPEnv, TSPEnv
 from routecli.envs.pdtsp import PICKUP
-from routecli.nn import AAFMBlock, aafm, pairwise_distance, scale_distance_bias
+from routecli.nn import AAFMBlock, aafm, pairwise_distance, role_linear, scale_distance_bias
 from routecli.train import checkpoint as ckpt
 
 PROGRESS_EVERY = 256  # rollout steps between progress callbacks
+PRECISIONS = ("fp32", "bf16")
+
+
+def precision_dtype(precision: str) -> torch.dtype:
+    """The dtype of the policy's activations and memory under ``precision``."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    return torch.bfloat16 if precision == "bf16" else torch.float32
+
+
+def autocast(precision: str, device: torch.device | str) -> torch.autocast:
+    """Mixed precision for ``bf16``: matrix products in bfloat16, float32 master weights.
+    The weight casts are not cached: a rollout uses every weight once per step, and a cached
+    cast would sum the gradients of all steps in bfloat16."""
+    device_type = torch.device(device).type
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16",
+                          cache_enabled=False)
 
 
 @dataclass(frozen=True)
@@ -112,9 +129,10 @@ class MiLoop(nn.Module):
             self.out_v = nn.Linear(d, d, bias=False)
             self.out_alpha = nn.Parameter(torch.ones(()))
 
-    def new_memory(self, batch: int, num_nodes: int, device: torch.device | str) -> Tensor:
+    def new_memory(self, batch: int, num_nodes: int, device: torch.device | str,
+                   dtype: torch.dtype = torch.float32) -> Tensor:
         """Zero memory ``[B, N+1, D]``: one row per node id plus a spare row for padding."""
-        return torch.zeros(batch, num_nodes + 1, self.config.dim, device=device)
+        return torch.zeros(batch, num_nodes + 1, self.config.dim, device=device, dtype=dtype)
 
     def step(self, obs: Observation | ItemObservation, memory: Tensor,
              first_call: bool) -> tuple[Tensor, Tensor]:
@@ -126,11 +144,13 @@ class MiLoop(nn.Module):
         batch = torch.arange(obs.nodes.shape[0], device=obs.nodes.device)[:, None]  # [B, 1]
 
         # 1. initial embedding of [first, current, candidates] (PDTSP: by node kind, Eq. 18)
+        partner_h0 = None
         if isinstance(obs, PairObservation):
             h0, partner_h0 = self.pair_embedding(obs)  # [B, R, D] each
-        else:
-            h0, partner_h0 = self.embed(obs.features), None  # [B, R, D]
-        h0 = torch.cat([self.role_first(h0[:, :1]), self.role_last(h0[:, 1:2]), h0[:, 2:]], 1)
+            special, cand = h0[:, :2], h0[:, 2:]
+        else:  # the two role rows apart, so that no gradient of a [B, R, D] slice is formed
+            special, cand = self.embed(obs.features[:, :2]), self.embed(obs.features[:, 2:])
+        h0 = torch.cat([self.role_first(special[:, :1]), self.role_last(special[:, 1:2]), cand], 1)
 
         # 2. memory fusion (Eq. 4). At the first call the embeddings are the input; the
         # memory they are gated against is the embedding itself for TSP and PDTSP (Algorithm 1,
@@ -140,13 +160,10 @@ class MiLoop(nn.Module):
         elif first_call:
             recalled = torch.zeros_like(h0) if cfg.problem == "cvrp" else h0
         else:
-            recalled = memory[batch, obs.nodes]  # [B, R, D]
+            recalled = memory[batch, obs.nodes].to(h0.dtype)  # [B, R, D]
         if recalled is not None and cfg.fusion and not first_call:
-            h = torch.cat([
-                self.fuse_first(torch.cat([recalled[:, :1], h0[:, :1]], -1)),
-                self.fuse_last(torch.cat([recalled[:, 1:2], h0[:, 1:2]], -1)),
-                self.fuse_cand(torch.cat([recalled[:, 2:], h0[:, 2:]], -1)),
-            ], 1)  # [B, R, D]
+            h = role_linear(torch.cat([recalled, h0], -1), self.fuse_first, self.fuse_last,
+                            self.fuse_cand)  # [B, R, D]
             if isinstance(obs, PairObservation) and partner_h0 is not None:
                 h = self.pair_fusion(obs, memory, recalled, h0, partner_h0, h)
         else:
@@ -165,25 +182,23 @@ class MiLoop(nn.Module):
         for block in self.blocks:
             h = block(h, unit_bias, excluded, obs.valid)  # [B, R, D]
 
-        # 4. selective memory update (Eq. 6-7)
+        # 4. selective memory update (Eq. 6-7): M' = (1 - G) * M + G * H
         if recalled is not None and cfg.gated:
-            mixed = torch.cat([recalled, h], -1)  # [B, R, 2D]
-            gate = torch.sigmoid(torch.cat([
-                self.gate_first(mixed[:, :1]), self.gate_last(mixed[:, 1:2]),
-                self.gate_cand(mixed[:, 2:])], 1))  # [B, R, D]
-            updated = (1 - gate) * recalled + gate * h
+            gate = torch.sigmoid(role_linear(torch.cat([recalled, h], -1), self.gate_first,
+                                             self.gate_last, self.gate_cand))  # [B, R, D]
+            updated = torch.lerp(recalled, h, gate)
         else:
             updated = h
         if cfg.memory:
             memory = write_memory(memory, obs.nodes, updated)
 
-        # 5. action scoring from the updated representations (Eq. 8 / 13-16)
-        m_first, m_last, m_cand = updated[:, 0], updated[:, 1], updated[:, 2:]
-        query = self.context(torch.cat([m_first, m_last], -1))  # [B, D]
+        # 5. action scoring from the updated representations (Eq. 8 / 13-16), in float32
+        query = self.context(updated[:, :2].flatten(1))  # [B, D] from [m_first || m_last]
         if cfg.problem == "cvrp":
-            query = self.capacity_context(query, obs, m_cand, distance)
-        scores = (m_cand @ query[:, :, None]).squeeze(-1) / math.sqrt(cfg.dim)  # [B, K]
-        logits = cfg.clip * torch.tanh(scores.float())
+            query = self.capacity_context(query, obs, updated, distance)
+        with torch.autocast(updated.device.type, enabled=False):
+            scores = (updated.float() @ query.float()[:, :, None]).squeeze(-1)  # [B, R]
+        logits = cfg.clip * torch.tanh(scores[:, 2:] / math.sqrt(cfg.dim))  # [B, K]
         return logits.masked_fill(~obs.feasible, float("-inf")), memory
 
     def pair_embedding(self, obs: PairObservation) -> tuple[Tensor, Tensor]:
@@ -240,21 +255,23 @@ class MiLoop(nn.Module):
         logits = self.out(updated).squeeze(-1).float()  # [B, K] (Eq. 26)
         return logits.masked_fill(~obs.feasible, float("-inf")), memory
 
-    def capacity_context(self, query: Tensor, obs: Observation, m_cand: Tensor,
+    def capacity_context(self, query: Tensor, obs: Observation, updated: Tensor,
                          distance: Tensor) -> Tensor:
         """Eq. 13-15: condition the context on the remaining capacity c_t, then let it read the
-        candidate memories through AAFM with a distance-to-current-node bias."""
+        candidate memories (rows 2.. of ``updated`` ``[B, R, D]``) through AAFM with a
+        distance-to-current-node bias."""
         assert obs.capacity is not None
         cap = obs.capacity[:, None].to(query.dtype)  # [B, 1]
         query = self.cap_cat(torch.cat([query, cap], -1)) * (1 + self.cap_gamma(cap)) \
             + self.cap_beta(cap)  # [B, D]
-        cand_valid = obs.valid[:, 2:]  # [B, K]
-        to_current = distance[:, 1, 2:]  # [B, K] ||x_cur - x_i||
+        keys = obs.valid.clone()
+        keys[:, :2] = False  # [B, R] the valid candidate rows
+        to_current = distance[:, 1]  # [B, R] ||x_cur - x_i||
         scale = torch.log2(obs.num_candidates.float().clamp_min(1.0))[:, None]
-        bias = (-self.out_alpha * scale * to_current).masked_fill(~cand_valid, float("-inf"))
-        read = aafm(self.out_q(query)[:, None], self.out_k(m_cand), self.out_v(m_cand),
-                    bias[:, None], cand_valid).squeeze(1).to(query.dtype)  # [B, D]
-        return query + read
+        read = aafm(self.out_q(query)[:, None], self.out_k(updated), self.out_v(updated),
+                    (-scale * to_current)[:, None], keys, ~keys[:, None],
+                    self.out_alpha).squeeze(1)  # [B, D]
+        return query + read.to(query.dtype)
 
 
 def density_bias(values: Tensor, weights: Tensor, valid: Tensor,
@@ -298,14 +315,16 @@ class Rollout:
     """Result of constructing one solution per batch row."""
 
     actions: Tensor  # [B, T] node ids, starting node first
-    log_prob: Tensor  # [B] sum of log-probabilities of the policy's own decisions (Eq. 9)
+    log_prob: Tensor  # [B] sum of log-probabilities of the counted decisions (Eq. 9)
     cost: Tensor  # [B] objective
+    decisions: Tensor  # [B] number of decisions in log_prob
 
 
 def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str = "sample",
             first_action: Tensor | None = None, generator: torch.Generator | None = None,
             recompute: bool = False, replay: Tensor | None = None,
-            progress: Callable[[int], None] | None = None) -> Rollout:
+            progress: Callable[[int], None] | None = None, precision: str = "fp32",
+            grad_from: int = 0) -> Rollout:
     """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
 
     decode: ``sample`` or ``greedy``. first_action ``[B]`` forces the first decision (CVRP,
@@ -316,48 +335,62 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
     replay ``[B, T]``: follow these node sequences (as returned in :attr:`Rollout.actions`)
     instead of choosing, to recompute their log-probabilities under the current parameters.
     progress(t) is called every :data:`PROGRESS_EVERY` steps with the number of decisions made.
+    precision: ``fp32``, or ``bf16`` (:func:`autocast`; the memory is then kept in bfloat16).
+    grad_from: the steps before this one run without gradients and their decisions do not
+    count (with ``replay``: teacher forcing on a suffix, the memory at its start reached by
+    replaying the prefix under the current parameters, truncated backpropagation through
+    the memory).
     """
     if decode not in ("sample", "greedy"):
         raise ValueError(f"decode must be sample or greedy, not {decode!r}")
     device = env.done.device
-    memory = model.new_memory(env.batch, env.num_nodes, device)
+    memory = model.new_memory(env.batch, env.num_nodes, device, precision_dtype(precision))
     log_prob = torch.zeros(env.batch, device=device)
+    decisions = torch.zeros(env.batch, dtype=torch.long, device=device)
+    grad_enabled = torch.is_grad_enabled()
     first_call = True
+    step = 0
     t = 0 if isinstance(env, KPEnv) else 1  # next decision's index in Rollout.actions (a
     # routing sequence starts with its starting node, a knapsack's with its first item)
     while True:
         done = env.done
         if bool(done.all()):
             break
-        obs = env.observe()
-        if recompute and torch.is_grad_enabled():
-            logits, memory = checkpoint(model.step, obs, memory, first_call, use_reentrant=False)
-        else:
-            logits, memory = model.step(obs, memory, first_call)
-        log_p = torch.log_softmax(logits, -1)  # [B, K]
-        cand = obs.nodes[:, obs.nodes.shape[1] - logits.shape[1]:]  # [B, K] (after first, current)
-        if replay is not None:
-            target = replay[:, t] if t < replay.shape[1] else torch.zeros_like(done, dtype=torch.long)
-            choice = (cand == target[:, None]).float().argmax(1)
-            counted = ~done & (not (first_call and first_action is not None))
-        elif first_call and first_action is not None:
-            choice = (cand == first_action[:, None]).float().argmax(1)
-            counted = torch.zeros_like(done)
-        else:
-            if decode == "greedy":
-                choice = log_p.argmax(1)
+        with torch.set_grad_enabled(grad_enabled and step >= grad_from):
+            obs = env.observe()
+            with autocast(precision, device):
+                if recompute and torch.is_grad_enabled():
+                    logits, memory = checkpoint(model.step, obs, memory, first_call,
+                                                use_reentrant=False)
+                else:
+                    logits, memory = model.step(obs, memory, first_call)
+            log_p = torch.log_softmax(logits, -1)  # [B, K]
+            cand = obs.nodes[:, obs.nodes.shape[1] - logits.shape[1]:]  # [B, K] (after first, current)
+            if replay is not None:
+                target = replay[:, t] if t < replay.shape[1] else torch.zeros_like(done, dtype=torch.long)
+                choice = (cand == target[:, None]).float().argmax(1)
+                counted = ~done & (not (first_call and first_action is not None))
+            elif first_call and first_action is not None:
+                choice = (cand == first_action[:, None]).float().argmax(1)
+                counted = torch.zeros_like(done)
             else:
-                choice = torch.multinomial(log_p.exp(), 1, generator=generator).squeeze(1)
-            counted = ~done
-        picked = log_p.gather(1, choice[:, None]).squeeze(1)
-        log_prob = log_prob + torch.where(counted, picked, torch.zeros_like(picked))
-        env.step(cand.gather(1, choice[:, None]).squeeze(1))
+                if decode == "greedy":
+                    choice = log_p.argmax(1)
+                else:
+                    choice = torch.multinomial(log_p.exp(), 1, generator=generator).squeeze(1)
+                counted = ~done
+            counted = counted & (step >= grad_from)
+            picked = log_p.gather(1, choice[:, None]).squeeze(1)
+            log_prob = log_prob + torch.where(counted, picked, torch.zeros_like(picked))
+            decisions += counted
+            env.step(cand.gather(1, choice[:, None]).squeeze(1))
         first_call = False
         t += 1
+        step += 1
         if progress is not None and t % PROGRESS_EVERY == 0:
             progress(t)
     actions = env.tours() if isinstance(env, TSPEnv) else env.paths()
-    return Rollout(actions, log_prob, env.cost())
+    return Rollout(actions, log_prob, env.cost(), decisions)
 
 
 # ------------------------------------------------------------------------------------------

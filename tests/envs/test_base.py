@@ -1,13 +1,14 @@
 import torch
 
-from routecli.envs.base import compact, normalise_coords, path_length
+from routecli.envs.base import ROW_ALIGN, compact, normalise_coords, path_length
 
 
 def test_compact_gathers_available_ids_in_order_and_pads():
     avail = torch.tensor([[False, True, False, True], [True, False, False, False]])
     ids, valid = compact(avail, pad_id=4)
-    assert ids.tolist() == [[1, 3], [0, 4]]
-    assert valid.tolist() == [[True, True], [True, False]]
+    assert ids.shape == (2, ROW_ALIGN)  # padded to a multiple of ROW_ALIGN rows
+    assert ids[:, :2].tolist() == [[1, 3], [0, 4]] and (ids[:, 2:] == 4).all()
+    assert valid[:, :2].tolist() == [[True, True], [True, False]] and not valid[:, 2:].any()
 
 
 def test_normalise_coords_keeps_aspect_ratio_and_ignores_padding():

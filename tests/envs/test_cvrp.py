@@ -57,6 +57,7 @@ def test_first_observation_masks_depot_and_carries_demand_feature():
     assert obs.num_candidates.tolist() == [5, 5]
     assert 0 not in obs.nodes[:, 2:].tolist()[0]
     assert obs.features.shape[-1] == 3
-    torch.testing.assert_close(obs.features[:, 2:, 2],
+    torch.testing.assert_close(obs.features[:, 2:7, 2],
                                data["demand"][:, 1:].float() / 50.0)
+    assert not obs.valid[:, 7:].any() and (obs.features[:, 7:] == 0).all()  # row padding
     torch.testing.assert_close(obs.capacity, torch.ones(2))

@@ -49,7 +49,7 @@ def test_pdtsp_pickup_rows_carry_their_delivery_in_the_same_normalisation():
     obs = PDTSPEnv(locs).observe()
     # rows: depot, depot (current), pickup, delivery; normalised by the larger side (2)
     torch.testing.assert_close(obs.features[0, 2], torch.tensor([0.5, 0.0, 0.0, 1.0]))
-    assert obs.feasible[0].tolist() == [True, False]
+    assert obs.feasible[0, :2].tolist() == [True, False] and not obs.feasible[0, 2:].any()
 
 
 def test_pdtsp_candidate_sets_hold_only_feasible_nodes():

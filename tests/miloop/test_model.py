@@ -109,3 +109,34 @@ def test_forced_first_action_and_replay():
     again = rollout(model, cvrp_env(), replay=result.actions, first_action=start)
     assert torch.equal(again.actions, result.actions)
     torch.testing.assert_close(again.log_prob, result.log_prob)
+
+
+@pytest.mark.parametrize("problem", ["tsp", "cvrp"])
+def test_bf16_rollout_keeps_float32_gradients_and_bfloat16_memory(problem):
+    model = small(problem)
+    env = TSPEnv(torch.rand(3, 9, 2), torch.tensor([0, 1, 2])) if problem == "tsp" else cvrp_env()
+    result = rollout(model, env, precision="bf16")
+    assert result.log_prob.dtype == torch.float32
+    result.log_prob.sum().backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    assert grads and all(g.dtype == torch.float32 and torch.isfinite(g).all() for g in grads)
+    with pytest.raises(ValueError):
+        rollout(model, cvrp_env() if problem == "cvrp" else env, precision="fp16")
+
+
+def test_grad_from_replays_the_prefix_without_gradient_and_counts_the_suffix():
+    model = small("tsp")
+    locs = torch.rand(2, 8, 2)
+    full = rollout(model, TSPEnv(locs, torch.tensor([0, 3])))
+    assert full.decisions.tolist() == [7, 7]
+    suffix = rollout(model, TSPEnv(locs, torch.tensor([0, 3])), replay=full.actions, grad_from=4)
+    assert torch.equal(suffix.actions, full.actions) and suffix.decisions.tolist() == [3, 3]
+    # the suffix sums the last decisions: dropping one more step removes a log-probability <= 0
+    sums = [rollout(model, TSPEnv(locs, torch.tensor([0, 3])), replay=full.actions,
+                    grad_from=s).log_prob for s in range(8)]
+    torch.testing.assert_close(sums[0], full.log_prob)
+    torch.testing.assert_close(sums[4], suffix.log_prob)
+    assert all(bool((a <= b + 1e-6).all()) for a, b in zip(sums, sums[1:]))
+    assert not sums[7].requires_grad and torch.equal(sums[7], torch.zeros(2))
+    suffix.log_prob.sum().backward()
+    assert model.fuse_cand.weight.grad is not None

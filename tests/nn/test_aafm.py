@@ -1,8 +1,10 @@
 import math
 
+import pytest
 import torch
 
-from routecli.nn import AAFMBlock, RMSNorm, aafm, pairwise_distance, scale_distance_bias
+from routecli.nn import AAFMBlock, RMSNorm, aafm, fused, pairwise_distance, scale_distance_bias
+from routecli.nn.aafm import _Block
 
 
 def naive_aafm(q, k, v, bias):
@@ -82,5 +84,74 @@ def test_block_is_permutation_equivariant_and_alpha_gradient_finite():
 
 def test_rmsnorm_unit_rms():
     x = torch.randn(3, 7, 16) * 5
-    y = RMSNorm(16)(x)
+    y = RMSNorm(16)(x, torch.zeros(()))
     torch.testing.assert_close(y.pow(2).mean(-1), torch.ones(3, 7), rtol=1e-4, atol=1e-4)
+
+
+def _block_case(dtype=torch.float64):
+    torch.manual_seed(3)
+    block = AAFMBlock(8, 16).to(dtype)
+    with torch.no_grad():
+        for p in block.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    h = torch.randn(2, 6, 8, dtype=dtype, requires_grad=True)
+    valid = torch.tensor([[True] * 5 + [False], [True] * 6])
+    bias, excluded = scale_distance_bias(pairwise_distance(torch.rand(2, 6, 2, dtype=dtype)),
+                                         valid, torch.tensor([4, 4]))
+    return block, h, bias, excluded, valid
+
+
+def test_block_autograd_node_has_the_exact_gradient():
+    """The hand-written backward of the fused block against finite differences."""
+    block, h, bias, excluded, valid = _block_case()
+    params = [block.alpha, block.w_q.weight, block.w_k.weight, block.w_v.weight,
+              block.norm_attn.weight, block.ff[0].weight, block.ff[0].bias, block.ff[2].weight,
+              block.ff[2].bias, block.norm_ff.weight]
+    assert torch.autograd.gradcheck(
+        lambda h, *ps: _Block.apply(h, bias, excluded, valid, 1e-6, *ps), (h, *params))
+
+
+def _node(block, h, bias, excluded, valid):
+    return _Block.apply(h, bias, excluded, valid, block.norm_attn.eps, block.alpha,
+                        block.w_q.weight, block.w_k.weight, block.w_v.weight,
+                        block.norm_attn.weight, block.ff[0].weight, block.ff[0].bias,
+                        block.ff[2].weight, block.ff[2].bias, block.norm_ff.weight)
+
+
+def test_block_node_matches_eager_autograd_and_inference():
+    block, h, bias, excluded, valid = _block_case()
+    eager = block(h, bias, excluded, valid)  # compiled kernels off: plain autograd
+    eager.sum().backward()
+    grads = [p.grad.clone() for p in block.parameters()]
+    block.zero_grad()
+    node = _node(block, h, bias, excluded, valid)
+    torch.testing.assert_close(node, eager)
+    node.sum().backward()
+    for p, g in zip(block.parameters(), grads):
+        torch.testing.assert_close(p.grad, g)
+    with torch.no_grad():
+        torch.testing.assert_close(block(h, bias, excluded, valid), eager)
+
+
+@pytest.mark.slow
+def test_compiled_kernels_match_eager_ones():
+    """The inductor-compiled kernels (a C++ compiler is needed; without one they fall back to
+    the eager ones with a warning) give the eager results in float32 and bfloat16."""
+    for dtype, tol in ((torch.float32, 1e-5), (torch.bfloat16, 2e-2)):
+        block, h, bias, excluded, valid = _block_case(torch.float32)
+        h = h.detach().to(dtype).requires_grad_()
+        with torch.autocast("cpu", torch.bfloat16, enabled=dtype == torch.bfloat16):
+            eager = _node(block, h, bias, excluded, valid)
+        eager.float().sum().backward()
+        grads = [p.grad.clone() for p in block.parameters()]
+        block.zero_grad()
+        previous = fused.use_compiled(True)
+        try:
+            with torch.autocast("cpu", torch.bfloat16, enabled=dtype == torch.bfloat16):
+                compiled = _node(block, h, bias, excluded, valid)
+            compiled.float().sum().backward()
+        finally:
+            fused.use_compiled(previous)
+        torch.testing.assert_close(compiled.float(), eager.float(), rtol=tol, atol=tol)
+        for p, g in zip(block.parameters(), grads):
+            torch.testing.assert_close(p.grad, g, rtol=tol, atol=tol * g.abs().max().item())
