@@ -42,9 +42,12 @@ def train(
     run_dir: Annotated[str | None, typer.Option("--run-dir", hidden=True)] = None,
     curriculum: Annotated[str | None, typer.Option(
         metavar="STAGES",
-        help="Stages size:steps:batch:rollouts[:imitation], comma-separated (default per "
-        "problem; size: nodes, PDTSP pickup+delivery nodes, KP items); an :imitation stage is "
-        "a supervised warm start on PyVRP solutions (KP: exact optima).")] = None,
+        help="Stages size[-size]:steps:batch:rollouts[:imitation|:supervised], comma-separated "
+        "(default per problem; size: nodes, PDTSP pickup+delivery nodes, KP items; a range "
+        "draws each step's size from the multiples of 10 in it). An :imitation stage is teacher "
+        "forcing on PyVRP solutions labelled step by step (KP: exact optima); a :supervised "
+        "stage trains on random suffixes of the solutions of a label pool built in parallel "
+        "before the stage and kept in --labels.")] = None,
     loss: Annotated[str, typer.Option(metavar="NAME",
                                       help="dpo (reference-free DPO) or reinforce.")] = "dpo",
     beta: Annotated[float, typer.Option(metavar="X", help="DPO preference scale.")] = 0.1,
@@ -66,7 +69,28 @@ def train(
     val_time_limit: Annotated[float, typer.Option(
         metavar="SECONDS", help="PyVRP seconds per validation reference.")] = 1.0,
     label_time_limit: Annotated[float, typer.Option(
-        metavar="SECONDS", help="PyVRP seconds per label in imitation stages.")] = 0.1,
+        metavar="SECONDS", help="PyVRP seconds per label in imitation and supervised stages.")
+    ] = 0.1,
+    labels: Annotated[str, typer.Option(
+        metavar="FOLDER", help="Label pools of supervised stages, reused by later runs.")
+    ] = "runs/labels",
+    label_instances: Annotated[int, typer.Option(
+        min=1, metavar="N", help="Labelled instances per size in a supervised stage.")] = 1000,
+    label_jobs: Annotated[int, typer.Option(
+        min=1, metavar="N", help="Processes labelling a pool.")] = 1,
+    distribution: Annotated[str, typer.Option(
+        metavar="NAME", help="Training instances: uniform (the papers') or mixed (TSP, CVRP: "
+        "integer grids, clustered or not, normalised as files are read; CVRP depots, demand "
+        "ranges and routes of 5 to 150 customers varied).")] = "uniform",
+    precision: Annotated[str, typer.Option(
+        metavar="NAME", help="bf16 (bfloat16 autocast, float32 master weights) or fp32.")
+    ] = "bf16",
+    compile: Annotated[bool, typer.Option(
+        help="Fuse the policy's elementwise work with torch.compile on CPU (needs a C++ "
+        "compiler; without one it runs eagerly, with a warning).")] = True,
+    activation_gb: Annotated[float, typer.Option(
+        metavar="GB", help="Recompute activations in backward when a step would keep more.")
+    ] = 8.0,
     checkpoint_every: Annotated[float, typer.Option(
         metavar="SECONDS", help="Seconds between last.pt writes.")] = 120.0,
     log_every: Annotated[int, typer.Option(metavar="N",
@@ -81,7 +105,7 @@ def train(
     resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last.pt.")
                       ] = False,
 ) -> None:
-    """Train MiLoop with reference-free DPO (or REINFORCE) on uniform instances."""
+    """Train MiLoop with reference-free DPO (or REINFORCE), or supervised on PyVRP solutions."""
     from routecli.miloop.train import Stage, TrainConfig, Trainer
 
     if model != "miloop":
@@ -97,11 +121,20 @@ def train(
                                  param_hint="--kp-capacity")
     if loss not in ("dpo", "reinforce"):
         raise typer.BadParameter("choose dpo or reinforce", param_hint="--loss")
+    if precision not in ("bf16", "fp32"):
+        raise typer.BadParameter("choose bf16 or fp32", param_hint="--precision")
+    if distribution not in ("uniform", "mixed") or (distribution == "mixed"
+                                                    and problem not in ("tsp", "cvrp")):
+        raise typer.BadParameter("choose uniform, or mixed for tsp and cvrp",
+                                 param_hint="--distribution")
     try:
         stages = Stage.parse_list(curriculum or DEFAULT_CURRICULUM[problem])
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--curriculum") from err
-    if problem == "pdtsp" and any(stage.size % 2 for stage in stages):
+    if problem == "kp" and any(stage.supervised for stage in stages):
+        raise typer.BadParameter("supervised stages label routing problems (KP: use "
+                                 ":imitation)", param_hint="--curriculum")
+    if problem == "pdtsp" and any(size % 2 for stage in stages for size in stage.sizes):
         raise typer.BadParameter("PDTSP sizes count pickups and deliveries: they must be even",
                                  param_hint="--curriculum")
     folder = run_folder(out, run_dir, f"runs/miloop-{problem}", resume)
@@ -110,7 +143,10 @@ def train(
                       seed=seed, init=init, val_instances=val_instances, kp_capacities=capacities,
                       val_size=val_size or (200 if problem == "kp" else 100),
                       val_every=val_every, val_time_limit=val_time_limit,
-                      label_time_limit=label_time_limit,
+                      label_time_limit=label_time_limit, labels=labels,
+                      label_instances=label_instances, label_jobs=label_jobs,
+                      distribution=distribution, precision=precision, compile=compile,
+                      activation_gb=activation_gb,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
                       device=device, layers=layers, fusion=fusion, gated=gated, memory=memory)
     Trainer(cfg, resume=resume).run()

@@ -91,7 +91,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
            augment: bool = False, samples: int = 16, chunk: int = 1024,
            generator: torch.Generator | None = None, candidates: int | None = None,
            progress: Callable[[float], None] | None = None,
-           deadline: float | None = None) -> Decoded:
+           deadline: float | None = None, precision: str = "fp32") -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 
     method: ``greedy`` (one rollout from node 0 / no forced first customer, pickup or item),
@@ -104,6 +104,8 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     ``deadline`` (a ``time.perf_counter()`` value): rollouts run in chunks of at most one
     symmetric image's starts, and no chunk starts after the deadline; the best finished
     rollout wins (at least one chunk always runs).
+    ``precision``: ``fp32`` or ``bf16`` (the policy under a bfloat16 autocast, see
+    :func:`routecli.miloop.model.rollout`; costs are computed from the coordinates either way).
     """
     if method not in DECODES:
         raise ValueError(f"unknown decode {method!r}; choose from {', '.join(DECODES)}")
@@ -160,7 +162,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
                        start if problem == "tsp" else None, sets)
         result = rollout(model, env, "sample" if method == "sampling" else "greedy",
                          first_action=start if problem != "tsp" else None,
-                         generator=generator, progress=report)
+                         generator=generator, progress=report, precision=precision)
         # cost on the original coordinates (the symmetries preserve it up to round-off)
         costs[sel] = result.cost if locs is None else path_length(locs[rows], result.actions)
         paths.extend(result.actions)

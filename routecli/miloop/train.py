@@ -9,31 +9,55 @@ autograd graph of the full rollout, memory included, and feed the loss. A knapsa
 its negated value, so every loss minimises. Labels for the supervised stages and validation
 references are PyVRP solutions (TSP, CVRP, PDTSP) or exact optima (KP, HiGHS).
 
+Recipes, one per stage (see :class:`Stage`): the paper's reference-free DPO (or REINFORCE)
+on K rollouts per instance; ``imitation``, teacher forcing on PyVRP solutions of each step's
+fresh instances, labelled on the spot; ``supervised``, teacher forcing on a pool of labelled
+instances built in parallel before the stage and kept on disk for later runs
+(:class:`routecli.miloop.labels.LabelPool`), each sample a random suffix of its solution
+(the memory at the suffix start is reached by replaying the prefix without gradients, so
+one sample costs less than a full rollout and the state matches decoding exactly). A stage
+may draw its size per step from a range, and ``distribution`` = ``mixed`` trains on
+instances normalised as files are read, with CVRP routes of 5 to 150 customers.
+
+Speed (CPU): ``precision`` = ``bf16`` runs the policy under a bfloat16 autocast with float32
+master weights, ``compile`` fuses its elementwise work (:mod:`routecli.nn.fused`), and
+activations are recomputed in backward only when a step's would exceed ``activation_gb``.
+
 Data parallelism: the rollout calls the policy once per construction step, which does not fit
-``DistributedDataParallel``'s one-forward-per-backward hooks, so gradients are averaged with
-one explicit ``all_reduce`` per parameter after ``backward`` (same arithmetic as DDP).
+``DistributedDataParallel``'s one-forward-per-backward hooks, so after ``backward`` gradients
+are averaged in one ``all_reduce`` over a flat buffer (:mod:`routecli.train.distributed`; gloo
+on CPU, nccl on CUDA, the same arithmetic as DDP).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-import torch.distributed as dist
 
 from routecli import generate
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
-from routecli.miloop.model import KIND, MiLoop, MiLoopConfig, load_policy, rollout, to_checkpoint
+from routecli.miloop.labels import DISTRIBUTIONS, LabelPool, label_sequences, training_batch
+from routecli.miloop.model import (
+    KIND,
+    PRECISIONS,
+    MiLoop,
+    MiLoopConfig,
+    load_policy,
+    rollout,
+    to_checkpoint,
+)
+from routecli.nn import fused
 from routecli.problems import Routes, Selection, Tour
-from routecli.train import checkpoint, runlog
+from routecli.train import checkpoint, distributed, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
 
 if TYPE_CHECKING:  # PyVRP is imported when references are needed
@@ -44,15 +68,21 @@ if TYPE_CHECKING:  # PyVRP is imported when references are needed
 # budgets at this rate, so labels and validation references do not depend on machine load.
 PYVRP_ITERATIONS_PER_SECOND = 2_500
 KP_VALIDATION_CAPACITIES = (10.0, 25.0, 50.0, 100.0)  # the KP validation set cycles through them
+SIZE_STEP = 10  # a stage over a size range trains on the multiples of this in the range
+# bytes of activations kept per rollout step and row, bfloat16 (measured: 5.2 GB peak for
+# 50 TSP-100 rollouts); float32 keeps twice as much
+ACTIVATION_BYTES_PER_ROW = 20_000
 
 
 @dataclass(frozen=True)
 class Stage:
     """One curriculum stage: ``steps`` updates on ``size``-node instances, ``batch`` instances
     per update (per process), ``rollouts`` samples per instance (capped at the start pool).
+    With ``low``, each step draws its size from the multiples of :data:`SIZE_STEP` in
+    ``[low, size]`` (and ``size``).
 
-    ``imitation`` marks an optional supervised warm-start stage: teacher forcing on PyVRP
-    solutions (cross-entropy of the reference decisions), not part of the paper's recipe.
+    ``imitation`` and ``supervised`` mark the teacher-forcing recipes (module docstring), not
+    part of the paper's recipe.
     """
 
     size: int
@@ -60,31 +90,50 @@ class Stage:
     batch: int
     rollouts: int
     imitation: bool = False
+    supervised: bool = False
+    low: int = 0
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        if not self.low:
+            return (self.size,)
+        first = -(-self.low // SIZE_STEP) * SIZE_STEP
+        return tuple(sorted({self.low, *range(first, self.size, SIZE_STEP), self.size}))
+
+    @property
+    def teacher(self) -> bool:
+        return self.imitation or self.supervised
 
     @classmethod
     def parse_list(cls, text: str) -> list[Stage]:
-        """``"20:2000:64:20,50:1000:16:1:imitation"`` -> stages
-        (size:steps:batch:rollouts[:imitation])."""
+        """``"20:2000:64:20,50:1000:16:1:imitation,20-100:5000:16:1:supervised"`` -> stages
+        (size[-size]:steps:batch:rollouts[:imitation|:supervised])."""
         stages = []
         for part in text.split(","):
             fields = part.strip().split(":")
-            imitation = len(fields) == 5 and fields[4] == "imitation"
+            recipe = fields[4] if len(fields) == 5 else ""
             try:
-                if len(fields) != 4 and not imitation:
+                if len(fields) != 4 and recipe not in ("imitation", "supervised"):
                     raise ValueError(part)
-                size, steps, batch, rollouts = (int(x) for x in fields[:4])
+                low, _, high = fields[0].rpartition("-")
+                size, steps, batch, rollouts = (int(x) for x in [high, *fields[1:4]])
+                stage = cls(size, steps, batch, rollouts, recipe == "imitation",
+                            recipe == "supervised", int(low) if low else 0)
             except ValueError as err:
-                raise ValueError(f"curriculum stage {part!r}: expected "
-                                 "size:steps:batch:rollouts[:imitation]") from err
-            if min(size, steps, batch, rollouts) < 1 or (rollouts < 2 and not imitation):
-                raise ValueError(f"curriculum stage {part!r}: values must be positive and "
-                                 "rollouts >= 2 (a preference needs a pair)")
-            stages.append(cls(size, steps, batch, rollouts, imitation))
+                raise ValueError(f"curriculum stage {part!r}: expected size[-size]:steps:"
+                                 "batch:rollouts[:imitation|:supervised]") from err
+            if (min(size, steps, batch, rollouts) < 1 or (rollouts < 2 and not stage.teacher)
+                    or not 0 <= stage.low < size):
+                raise ValueError(f"curriculum stage {part!r}: values must be positive, a size "
+                                 "range increasing and rollouts >= 2 (a preference needs a "
+                                 "pair)")
+            stages.append(stage)
         return stages
 
     def __str__(self) -> str:
-        tail = ":imitation" if self.imitation else ""
-        return f"{self.size}:{self.steps}:{self.batch}:{self.rollouts}{tail}"
+        tail = ":imitation" if self.imitation else ":supervised" if self.supervised else ""
+        size = f"{self.low}-{self.size}" if self.low else str(self.size)
+        return f"{size}:{self.steps}:{self.batch}:{self.rollouts}{tail}"
 
 
 @dataclass
@@ -106,9 +155,16 @@ class TrainConfig:
     val_every: int = 200  # steps
     val_time_limit: float = 1.0  # nominal PyVRP seconds per reference (pyvrp_budget)
     label_time_limit: float = 0.1  # nominal PyVRP seconds per imitation label (pyvrp_budget)
+    labels: str = "runs/labels"  # label pools of supervised stages, shared between runs
+    label_instances: int = 1000  # instances per size in a supervised stage's pool
+    label_jobs: int = 1  # processes labelling a pool
+    distribution: str = "uniform"  # training instances: uniform | mixed (labels module)
+    precision: str = "bf16"  # bf16 | fp32 (rollouts; master weights stay float32)
+    compile: bool = False  # fuse the policy's elementwise work with torch.compile (CPU; the CLI
+    # default)
+    activation_gb: float = 8.0  # recompute activations in backward above this estimate
     checkpoint_every: float = 120.0  # seconds
     log_every: int = 10
-    recompute_from: int = 50  # stage size from which rollout steps recompute activations
     threads: int = 0  # 0: leave torch's default
     device: str = "cpu"
     layers: int = 3
@@ -136,11 +192,13 @@ class TrainConfig:
 
 
 def sample_batch(problem: str, size: int, batch: int, seed: int, device: str,
-                 kp_capacity: float = 25.0) -> dict[str, torch.Tensor]:
-    """Uniform training instances as tensors (CVRP capacity 50, the paper's setting; KP
-    ``kp_capacity``, 25 in the paper; PDTSP ``size`` pickup and delivery nodes)."""
+                 kp_capacity: float = 25.0, distribution: str = "uniform"
+                 ) -> dict[str, torch.Tensor]:
+    """Training instances as tensors: ``uniform`` (CVRP capacity 50, the paper's setting; KP
+    ``kp_capacity``, 25 in the paper; PDTSP ``size`` pickup and delivery nodes) or ``mixed``
+    (TSP, CVRP: :func:`routecli.miloop.labels.training_batch`)."""
     raw = (generate.kp(batch, size, seed, kp_capacity) if problem == "kp"
-           else generate.GENERATORS[problem](batch, size, seed))
+           else training_batch(problem, distribution, size, batch, seed))
     return {k: torch.as_tensor(v, dtype=torch.float32 if k != "demand" else torch.long,
                                device=device) for k, v in raw.items()}
 
@@ -174,14 +232,45 @@ def expand_rollouts(problem: str, data: dict[str, torch.Tensor], k: int, generat
     return env, starts + 1, k
 
 
+def label_env(problem: str, data: dict[str, torch.Tensor], labels: torch.Tensor
+              ) -> TSPEnv | CVRPEnv | PDTSPEnv | KPEnv:
+    """The environment that replays ``labels`` ``[B, T]`` on ``data`` (a TSP tour starts where
+    its label starts)."""
+    if problem == "tsp":
+        return TSPEnv(data["locs"], labels[:, 0])
+    env, _, _ = expand_rollouts(problem, data, 1, torch.Generator())
+    return env
+
+
+def label_decisions(problem: str, labels: torch.Tensor) -> int:
+    """The fewest decisions of a row of ``labels`` ``[B, T]`` (CVRP paths end with their last
+    depot return, then depot padding)."""
+    if problem != "cvrp":
+        return labels.shape[1] - 1
+    last = labels.shape[1] - 1 - (labels.flip(1) != 0).int().argmax(1)  # last customer
+    return int(last.min()) + 1
+
+
+def activation_bytes(rollouts: int, size: int, precision: str) -> int:
+    """Estimated activations a training step keeps for backward: ``rollouts`` rollouts of about
+    ``size`` steps over ``size / 2 + 2`` rows on average."""
+    per_row = ACTIVATION_BYTES_PER_ROW * (2 if precision == "fp32" else 1)
+    return rollouts * size * (size // 2 + 2) * per_row
+
+
 class Trainer:
     """Owns model, optimizer and run folder; :meth:`run` trains until the curriculum ends."""
 
     def __init__(self, cfg: TrainConfig, resume: bool = False, progress: bool = True):
+        if cfg.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}")
+        if cfg.distribution not in DISTRIBUTIONS:
+            raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}")
         self.cfg = cfg
-        self.rank, self.world = distributed_setup(cfg.device)
+        self.rank, self.world = distributed.setup(cfg.device)
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
+        fused.use_compiled(cfg.compile)
         torch.manual_seed(cfg.seed)
         self.model = MiLoop(MiLoopConfig(problem=cfg.problem, layers=cfg.layers,
                                          fusion=cfg.fusion, gated=cfg.gated,
@@ -203,9 +292,9 @@ class Trainer:
         elif cfg.init:
             self.model.load_state_dict(load_policy(cfg.init, cfg.device).state_dict())
         if self.world > 1:
-            for p in self.model.parameters():
-                dist.broadcast(p.data, 0)
+            distributed.broadcast_parameters(self.model)
         self.validation: tuple[dict[str, torch.Tensor], torch.Tensor] | None = None
+        self.pools: dict[int, LabelPool] = {}
 
     # ----------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
@@ -244,30 +333,38 @@ class Trainer:
         stage = cfg.stage_at(self.step)
         seed = int(np.random.SeedSequence([cfg.seed, self.step, self.rank]).generate_state(1)[0])
         generator = torch.Generator().manual_seed(seed)
-        data = sample_batch(cfg.problem, stage.size, stage.batch, seed, cfg.device,
-                            cfg.kp_capacities[self.step % len(cfg.kp_capacities)])
+        rng = np.random.default_rng(seed)
+        size = stage.sizes[int(rng.integers(len(stage.sizes)))] if stage.low else stage.size
         self.model.train()
-        amp = torch.autocast("cuda", dtype=torch.bfloat16, enabled=cfg.device.startswith("cuda"))
-        recompute = stage.size >= cfg.recompute_from
-        if stage.imitation:
+        rollouts = stage.batch * (1 if stage.teacher else stage.rollouts)
+        run = partial(rollout, self.model, precision=cfg.precision,
+                      recompute=activation_bytes(rollouts, size, cfg.precision)
+                      > cfg.activation_gb * 2**30)
+        if stage.supervised:
+            pool = self.pool(size)
+            data, labels = pool.sample(rng.choice(len(pool), stage.batch), rng, cfg.device)
+            start = int(rng.integers(label_decisions(cfg.problem, labels)))  # first trained one
+            result = run(label_env(cfg.problem, data, labels), replay=labels, grad_from=start)
+            loss = -result.log_prob.sum() / result.decisions.sum().clamp_min(1)
+            log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
+        elif stage.imitation:
+            data = sample_batch(cfg.problem, size, stage.batch, seed, cfg.device,
+                                cfg.kp_capacities[self.step % len(cfg.kp_capacities)],
+                                cfg.distribution)
             raw = {k: v.cpu().numpy() for k, v in data.items()}
             labels = reference_actions(cfg.problem, raw, cfg.label_time_limit, generator)
-            env, _, k = expand_rollouts(cfg.problem, data, 1, generator)
-            if isinstance(env, TSPEnv):  # start where the label starts
-                env = TSPEnv(data["locs"], labels[:, 0].to(cfg.device))
-            with amp:
-                result = rollout(self.model, env, replay=labels.to(cfg.device),
-                                 recompute=recompute)
+            env = label_env(cfg.problem, data, labels.to(cfg.device))
+            result = run(env, replay=labels.to(cfg.device))
             decisions = labels.shape[1] - (not isinstance(env, KPEnv))  # routing: + start node
             loss = -result.log_prob.mean() / decisions
-            log_prob = result.log_prob.detach()[:, None]
-            cost = result.cost[:, None]
+            log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
         else:
+            data = sample_batch(cfg.problem, size, stage.batch, seed, cfg.device,
+                                cfg.kp_capacities[self.step % len(cfg.kp_capacities)],
+                                cfg.distribution)
             env, forced, k = expand_rollouts(cfg.problem, data, stage.rollouts, generator)
-            with amp:
-                result = rollout(self.model, env, "sample", first_action=forced,
-                                 generator=generator if cfg.device == "cpu" else None,
-                                 recompute=recompute)
+            result = run(env, "sample", first_action=forced,
+                         generator=generator if cfg.device == "cpu" else None)
             log_prob = result.log_prob.view(stage.batch, k)
             cost = result.cost.view(stage.batch, k)
             loss = policy_loss(cfg.loss, log_prob, cost, cfg.beta)
@@ -276,10 +373,7 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if self.world > 1:
-            for p in self.model.parameters():
-                if p.grad is not None:
-                    dist.all_reduce(p.grad)
-                    p.grad /= self.world
+            distributed.average_gradients(self.model.parameters(), self.world)
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
         self.optimizer.step()
         self.step += 1
@@ -287,7 +381,23 @@ class Trainer:
         return {"loss": float(loss.detach()), "cost": float(cost.mean()),
                 "best_cost": float(cost.min(1).values.mean()),
                 "pair_acc": pair_accuracy(log_prob.detach(), cost) if k > 1 else float("nan"),
-                "grad_norm": float(grad_norm), "size": stage.size}
+                "grad_norm": float(grad_norm), "size": size}
+
+    def pool(self, size: int) -> LabelPool:
+        """The label pool of ``size``: read from the label folder, or labelled by rank 0
+        (``label_jobs`` processes) while the other ranks wait, then read."""
+        if size not in self.pools:
+            cfg = self.cfg
+            build = partial(LabelPool.load_or_build, cfg.labels, cfg.problem, cfg.distribution,
+                            size, cfg.label_instances, cfg.seed, pyvrp_budget(cfg.label_time_limit),
+                            cfg.label_jobs, self.progress)
+            if self.rank == 0:
+                self.pools[size] = build()
+            if self.world > 1:
+                distributed.barrier()
+            if self.rank != 0:
+                self.pools[size] = build()
+        return self.pools[size]
 
     # ---------------------------------------------------------- validation
     def validate(self, model: MiLoop | None = None) -> dict[str, float]:
@@ -299,7 +409,7 @@ class Trainer:
             self.validation = validation_set(self.cfg)
         data, reference = self.validation
         started = time.perf_counter()
-        result = decode((model or self.model).eval(), data, "greedy")
+        result = decode((model or self.model).eval(), data, "greedy", precision=self.cfg.precision)
         gaps = 100.0 * (result.cost - reference) / reference.abs()  # KP costs are negated values
         return {"val_gap": float(gaps.mean()), "val_cost": float(result.cost.mean()),
                 "val_seconds": time.perf_counter() - started}
@@ -381,11 +491,8 @@ def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: floa
     :func:`pyvrp_budget`), or optimal knapsacks, as node sequences ``[B, T]`` for teacher
     forcing.
 
-    TSP tours start at a random node in a random direction; CVRP routes come in random order
-    and direction, joined by depot visits and padded with depot no-ops (both are symmetries
-    of the objective, so the policy is not taught an arbitrary order). PDTSP tours start at
-    the depot in PyVRP's direction (the reverse breaks precedence); a knapsack's optimal items
-    come by decreasing value density, padded with the no-op id N.
+    Routing solutions are randomised as :func:`routecli.miloop.labels.label_sequences` says; a
+    knapsack's optimal items come by decreasing value density, padded with the no-op id N.
     """
     if problem == "kp":
         return optimal_item_sequences(raw)
@@ -395,27 +502,7 @@ def reference_actions(problem: str, raw: dict[str, np.ndarray], time_limit: floa
     solutions = reference_solutions(batch_instances(problem, raw), pyvrp_budget(time_limit),
                                     progress=False)
     rng = np.random.default_rng(int(torch.randint(0, 2**31, (1,), generator=generator)))
-    sequences = []
-    for solution in solutions:
-        if problem == "pdtsp":
-            assert isinstance(solution, Tour)
-            sequences.append(solution.order)
-        elif problem == "tsp":
-            assert isinstance(solution, Tour)
-            tour = np.roll(solution.order, -int(rng.integers(len(solution.order))))
-            sequences.append(tour if rng.random() < 0.5 else np.roll(tour[::-1], 1))
-        else:
-            assert isinstance(solution, Routes)
-            path = [0]
-            for r in rng.permutation(len(solution.routes)):
-                route = solution.routes[r]
-                path.extend((route if rng.random() < 0.5 else route[::-1]).tolist() + [0])
-            sequences.append(np.asarray(path))
-    length = max(len(seq) for seq in sequences)
-    out = np.zeros((len(sequences), length), np.int64)
-    for i, seq in enumerate(sequences):
-        out[i, :len(seq)] = seq
-    return torch.as_tensor(out)
+    return label_sequences(problem, solutions, rng)
 
 
 def optimal_item_sequences(raw: dict[str, np.ndarray]) -> torch.Tensor:
@@ -468,16 +555,6 @@ def validation_set(cfg: TrainConfig) -> tuple[dict[str, torch.Tensor], torch.Ten
     data = {k: torch.as_tensor(v, dtype=torch.float32 if k != "demand" else torch.long)
             for k, v in raw.items()}
     return data, reference
-
-
-def distributed_setup(device: str) -> tuple[int, int]:
-    """Join the process group when launched by ``torchrun`` (WORLD_SIZE > 1)."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
-        return 0, 1
-    if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
-    return dist.get_rank(), dist.get_world_size()
 
 
 class ProgressLine:

@@ -1,4 +1,5 @@
 import json
+import math
 import os
 import socket
 
@@ -79,6 +80,11 @@ def test_imitation_stage_runs_on_reference_labels(tmp_path, monkeypatch):
 
 def test_stage_parsing_rejects_bad_text():
     assert Stage.parse_list("20:5:4:10,50:1:2:1:imitation")[1].imitation
+    ranged = Stage.parse_list("15-42:3:2:1:supervised")[0]
+    assert ranged.supervised and ranged.sizes == (15, 20, 30, 40, 42)
+    assert str(ranged) == "15-42:3:2:1:supervised"
+    with pytest.raises(ValueError):
+        Stage.parse_list("50-20:5:4:10")  # a range must increase
     with pytest.raises(ValueError):
         Stage.parse_list("20:5:4:1")  # a preference needs two rollouts
     with pytest.raises(ValueError):
@@ -109,3 +115,31 @@ def test_ddp_two_gloo_processes_stay_in_sync(tmp_path):
     records = read_log(tmp_path / "run" / "log.jsonl")
     assert records[0]["world"] == 2
     assert records[-1]["instances"] == 2 * 2 * 2  # steps x batch x processes
+
+
+def test_supervised_stage_trains_on_a_reused_label_pool_of_mixed_sizes(tmp_path, monkeypatch):
+    """Labels are computed once per pool (in parallel) and read back by a later run; each step
+    teacher-forces a random suffix (fewer decisions than the whole solution)."""
+    monkeypatch.setattr("routecli.miloop.train.Trainer.validate",
+                        lambda self: {"val_gap": 1.0, "val_cost": 1.0, "val_seconds": 0.0})
+    import routecli.miloop.labels as labels
+
+    calls = []
+    original = labels.reference_solutions
+
+    def counted(instances, *args, **kwargs):
+        calls.append(len(instances))
+        return original(instances, *args, **kwargs)
+
+    monkeypatch.setattr(labels, "reference_solutions", counted)
+    for run in ("a", "b"):
+        cfg = tiny_config(tmp_path / run, problem="cvrp", distribution="mixed",
+                          curriculum=Stage.parse_list("6-12:4:2:1:supervised"),
+                          labels=str(tmp_path / "labels"), label_instances=3,
+                          label_time_limit=0.02, label_jobs=2)
+        Trainer(cfg).run()
+        records = [r for r in read_log(tmp_path / run / "run" / "log.jsonl") if "loss" in r]
+        assert len(records) == 4 and all(math.isfinite(r["loss"]) and r["loss"] >= 0
+                                         for r in records)
+        assert {r["size"] for r in records} <= {6, 10, 12}
+    assert calls and sum(calls) == 3 * len(calls) and len(calls) <= 3  # run b labelled nothing

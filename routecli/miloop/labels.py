@@ -1,0 +1,170 @@
+"""Training instances and the labelled pools of the supervised recipe.
+
+Distributions (:func:`training_batch`):
+
+- ``uniform``: the papers' instances (``x ~ U[0,1]^2``; CVRP demands ``U{1..9}``, capacity 50).
+- ``mixed``: instances the way files are read. Coordinates are integers on a ``[0, 1000]^2``
+  grid (CVRPLIB X), uniform or clustered, with an aspect ratio in ``[0.5, 1]``, brought to the
+  unit square by :func:`routecli.problems.geometry.unit_square` exactly as ``routecli solve``
+  feeds a file to the policy. CVRP depots are random, central or in a corner; demands come
+  from one of :data:`DEMAND_RANGES` per instance (X and AGS use unit to 100-unit demands); the
+  capacity is set from a target route length drawn log-uniformly in
+  :data:`ROUTE_LENGTHS` customers (X routes hold 3 to 25 customers, AGS 15 to 117).
+
+A :class:`LabelPool` holds ``count`` instances of one size with their PyVRP solutions,
+computed in parallel (``jobs`` processes) before training, stored in the label folder (one
+``.npz`` per pool, plus the per-instance reference cache of
+:func:`routecli.baselines.reference.reference_solutions`) and reused by every later run that
+asks for the same pool: instance ``i`` depends only on (problem, distribution, size, seed,
+``i``), so a larger pool recomputes only the new labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from routecli import generate
+from routecli.atomic import atomic_write
+from routecli.baselines.reference import ReferenceBudget, reference_solutions
+from routecli.baselines.reference import decode as decode_solution
+from routecli.baselines.reference import encode as encode_solution
+from routecli.problems import Routes, Tour
+from routecli.problems.geometry import augment8, unit_square
+
+DISTRIBUTIONS = ("uniform", "mixed")
+GRID = 1000  # integer coordinates of mixed instances, as in CVRPLIB X
+DEMAND_RANGES = ((1, 1), (1, 3), (1, 10), (5, 10), (1, 100), (50, 100))
+ROUTE_LENGTHS = (5.0, 150.0)  # customers per route of mixed CVRP instances, log-uniform
+
+
+def mixed_instance(problem: str, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """One ``mixed`` instance with ``n`` nodes (TSP) or customers (CVRP), unbatched."""
+    nodes = n + (problem == "cvrp")
+    if rng.random() < 0.5:
+        xy = generate.uniform_locations(rng, 1, nodes)[0]
+    else:
+        xy = generate.clustered_locations(rng, 1, nodes)[0]
+    xy = np.rint(xy * GRID * np.array([1.0, rng.uniform(0.5, 1.0)]))
+    if problem == "tsp":
+        return {"locs": unit_square(xy)}
+    depot = rng.integers(3)  # random (as drawn), centre, corner
+    if depot:
+        xy[0] = xy[1:].mean(0).round() if depot == 1 else xy[1:].min(0)
+    lo, hi = DEMAND_RANGES[rng.integers(len(DEMAND_RANGES))]
+    demand = rng.integers(lo, hi + 1, size=nodes)
+    demand[0] = 0
+    length = np.exp(rng.uniform(*np.log(ROUTE_LENGTHS)))
+    capacity = max(float(hi), float(np.ceil(length * (lo + hi) / 2)))
+    return {"locs": unit_square(xy), "demand": demand, "capacity": np.array(capacity)}
+
+
+def training_batch(problem: str, distribution: str, size: int, num: int,
+                   seed: int) -> dict[str, np.ndarray]:
+    """``num`` instances of ``size`` nodes (TSP) or customers (CVRP) as a numpy batch; a
+    ``mixed`` instance ``i`` depends only on ``(seed, size, i)``."""
+    if distribution == "uniform":
+        return generate.GENERATORS[problem](num, size, seed)
+    if distribution != "mixed" or problem not in ("tsp", "cvrp"):
+        raise ValueError(f"no {distribution!r} training distribution for {problem}; "
+                         f"choose from {', '.join(DISTRIBUTIONS)} (mixed: tsp, cvrp)")
+    rows = [mixed_instance(problem, size, np.random.default_rng([seed, size, i]))
+            for i in range(num)]
+    return {k: np.stack([r[k] for r in rows]) for k in rows[0]}
+
+
+def label_sequences(problem: str, solutions: list[Tour | Routes],
+                    rng: np.random.Generator) -> torch.Tensor:
+    """Solutions as node sequences ``[B, T]`` for teacher forcing.
+
+    TSP tours start at a random node in a random direction; CVRP routes come in random order
+    and direction, joined by depot visits and padded with depot no-ops (both are symmetries
+    of the objective, so the policy is not taught an arbitrary order). PDTSP tours start at
+    the depot in the solver's direction (the reverse breaks precedence).
+    """
+    sequences = []
+    for solution in solutions:
+        if problem == "pdtsp":
+            assert isinstance(solution, Tour)
+            sequences.append(solution.order)
+        elif problem == "tsp":
+            assert isinstance(solution, Tour)
+            tour = np.roll(solution.order, -int(rng.integers(len(solution.order))))
+            sequences.append(tour if rng.random() < 0.5 else np.roll(tour[::-1], 1))
+        else:
+            assert isinstance(solution, Routes)
+            path = [0]
+            for r in rng.permutation(len(solution.routes)):
+                route = solution.routes[r]
+                path.extend((route if rng.random() < 0.5 else route[::-1]).tolist() + [0])
+            sequences.append(np.asarray(path))
+    out = np.zeros((len(sequences), max(len(seq) for seq in sequences)), np.int64)
+    for i, seq in enumerate(sequences):
+        out[i, :len(seq)] = seq
+    return torch.as_tensor(out)
+
+
+@dataclass
+class LabelPool:
+    """``count`` labelled instances of one size (see the module docstring)."""
+
+    problem: str
+    raw: dict[str, np.ndarray]  # the instances, a numpy batch
+    solutions: list[Tour | Routes]
+
+    @classmethod
+    def load_or_build(cls, folder: str | Path, problem: str, distribution: str, size: int,
+                      count: int, seed: int, budget: ReferenceBudget, jobs: int = 1,
+                      progress: bool = True) -> LabelPool:
+        from routecli.generate import batch_instances
+
+        folder = Path(folder)
+        path = folder / f"{problem}-{distribution}-{size}-n{count}-s{seed}-{budget.key}.npz"
+        if path.exists():
+            return cls.read(path)
+        raw = training_batch(problem, distribution, size, count, seed)
+        solutions = reference_solutions(batch_instances(problem, raw), budget, jobs=jobs,
+                                        cache_dir=folder / "references", progress=progress)
+        pool = cls(problem, raw, solutions)
+        pool.write(path)
+        return pool
+
+    def write(self, path: Path) -> None:
+        """One ``.npz``: the instance arrays, and each solution array concatenated over the
+        pool with the length of every piece."""
+        # Any: numpy >= 2.1 types savez's allow_pickle as bool, which ** of arrays could bind
+        arrays: dict[str, Any] = {f"instance_{k}": v for k, v in self.raw.items()}
+        encoded = [encode_solution(s) for s in self.solutions]
+        for name in encoded[0]:
+            arrays[f"label_{name}"] = np.concatenate([e[name] for e in encoded])
+            arrays[f"length_{name}"] = np.array([len(e[name]) for e in encoded])
+        atomic_write(path, lambda fh: np.savez(fh, problem=np.array(self.problem), **arrays))
+
+    @classmethod
+    def read(cls, path: str | Path) -> LabelPool:
+        with np.load(path, allow_pickle=False) as data:
+            raw = {k[len("instance_"):]: data[k] for k in data.files if k.startswith("instance_")}
+            names = [k[len("label_"):] for k in data.files if k.startswith("label_")]
+            pieces = {name: np.split(data[f"label_{name}"],
+                                     np.cumsum(data[f"length_{name}"])[:-1]) for name in names}
+            count = len(pieces[names[0]])
+            solutions = [decode_solution({name: pieces[name][i] for name in names})
+                         for i in range(count)]
+            return cls(str(data["problem"]), raw, solutions)
+
+    def __len__(self) -> int:
+        return len(self.solutions)
+
+    def sample(self, rows: np.ndarray, rng: np.random.Generator,
+               device: str) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        """Instances ``rows`` as tensors, in one random symmetric image of the unit square
+        (the same for the whole batch), and their labels as :func:`label_sequences`."""
+        data = {k: torch.as_tensor(v[rows], dtype=torch.long if k == "demand" else torch.float32)
+                for k, v in self.raw.items()}
+        data["locs"] = augment8(data["locs"])[int(rng.integers(8))]
+        labels = label_sequences(self.problem, [self.solutions[i] for i in rows], rng)
+        return {k: v.to(device) for k, v in data.items()}, labels.to(device)
