@@ -29,7 +29,7 @@ def test_train_writes_checkpoint_and_log_then_resumes(tmp_path, monkeypatch):
 def test_bad_curriculum_is_one_line(capsys):
     assert main(["train", "--curriculum", "20:5"]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "size:steps:batch:rollouts" in err
+    assert len(err.splitlines()) == 1 and "steps:batch:rollouts" in err
 
 
 def test_a_resumed_run_logs_each_step_once(tmp_path, monkeypatch):
