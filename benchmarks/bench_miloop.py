@@ -1,41 +1,97 @@
-"""Training and decoding throughput of MiLoop on this machine (CPU by default).
+"""Training and decoding throughput of MiLoop per CPU-second, before and after the fast path.
 
-    .venv/bin/python benchmarks/bench_miloop.py --threads 1 --repeats 2
+    .venv/bin/python benchmarks/bench_miloop.py --threads 1 --repeats 2 \
+        --out benchmarks/results/miloop_throughput.md
 
-For each (problem, size, batch, rollouts, mode) row: seconds per optimizer step, instances/s
-and rollouts/s of training (DPO: K sampled rollouts per instance, full backward through the
-rollout; imitation: one teacher-forced rollout per instance, PyVRP label time excluded), and
-greedy decoding rollouts/s. Prints a markdown table.
+Times are CPU seconds of this process (``time.process_time``), so a machine shared with
+other jobs slows the wall clock, not the numbers (caches and memory bandwidth are shared all
+the same: repeat, and compare rows measured together). For each problem and size:
+
+- DPO (the paper's recipe): ``batch`` instances x K sampled rollouts, full backward through
+  the rollouts; *before* = float32, eager, activations recomputed from N = 50 (the previous
+  defaults), *after* = bfloat16 autocast, compiled kernels, no recomputation (``routecli
+  train``'s defaults; the first step compiles and is not timed).
+- supervised: teacher forcing of 16 labelled instances per step on a random suffix of their
+  solutions (the prefix replayed without gradients), fast path; label time excluded (PyVRP
+  labels are computed ahead of time and cached; here the policy's own samples stand in).
+- greedy decoding rollouts per CPU-second, float32 and bfloat16 (eager, as ``routecli solve``).
+
+The two floors of issue 16 at N = 100 are checked at the end: DPO rollouts/s after >= 3x
+before, supervised instances/s >= 5x DPO instances/s before.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
+import numpy as np
 import torch
 
 from routecli.miloop.decode import decode
 from routecli.miloop.model import MiLoop, MiLoopConfig, rollout
-from routecli.miloop.train import expand_rollouts, sample_batch
+from routecli.miloop.train import expand_rollouts, label_env, sample_batch
+from routecli.nn import fused
 from routecli.train.losses import dpo_loss
 
-ROWS = [  # problem, size, batch, rollouts
+ROWS = [  # problem, size, DPO batch, rollouts (the default curriculum's stages)
     ("tsp", 20, 8, 20), ("tsp", 50, 4, 25), ("tsp", 100, 2, 25),
     ("cvrp", 20, 8, 20), ("cvrp", 50, 4, 25), ("cvrp", 100, 2, 25),
 ]
+SUPERVISED_BATCH = 16
+BEFORE = {"precision": "fp32", "compiled": False}
+AFTER = {"precision": "bf16", "compiled": True}
 
 
-def train_step(model: MiLoop, problem: str, size: int, batch: int, k: int, seed: int) -> float:
+def cpu_seconds(fn: Callable[[], object]) -> float:
+    started = time.process_time()
+    fn()
+    return time.process_time() - started
+
+
+def dpo_step(model: MiLoop, problem: str, size: int, batch: int, k: int, seed: int,
+             precision: str, compiled: bool, recompute: bool) -> float:
+    """CPU seconds of one DPO step (rollouts, loss, backward)."""
+    fused.use_compiled(compiled)
     data = sample_batch(problem, size, batch, seed, "cpu")
     generator = torch.Generator().manual_seed(seed)
     env, forced, k = expand_rollouts(problem, data, k, generator)
-    started = time.perf_counter()
-    result = rollout(model, env, "sample", first_action=forced, generator=generator,
-                     recompute=size >= 50)
-    loss = dpo_loss(result.log_prob.view(batch, k), result.cost.view(batch, k))
-    loss.backward()
-    return time.perf_counter() - started
+
+    def step() -> None:
+        result = rollout(model, env, "sample", first_action=forced, generator=generator,
+                         recompute=recompute, precision=precision)
+        dpo_loss(result.log_prob.view(batch, k), result.cost.view(batch, k)).backward()
+
+    return cpu_seconds(step)
+
+
+def supervised_step(model: MiLoop, problem: str, size: int, seed: int) -> float:
+    """CPU seconds of one supervised step. The labels are the policy's own sampled solutions
+    (the throughput does not depend on their quality; PyVRP's are computed ahead of time)."""
+    fused.use_compiled(True)
+    data = sample_batch(problem, size, SUPERVISED_BATCH, seed, "cpu")
+    env, forced, _ = expand_rollouts(problem, data, 1, torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        labels = rollout(model, env, "sample", first_action=forced, precision="bf16").actions
+    start = int(np.random.default_rng(seed).integers(size - 1))
+
+    def step() -> None:
+        result = rollout(model, label_env(problem, data, labels), replay=labels,
+                         grad_from=start, precision="bf16")
+        (-result.log_prob.sum() / result.decisions.sum().clamp_min(1)).backward()
+
+    return cpu_seconds(step)
+
+
+def decode_rate(model: MiLoop, problem: str, size: int, precision: str) -> float:
+    fused.use_compiled(False)
+    data = sample_batch(problem, size, 32, 1234, "cpu")
+    return len(data["locs"]) / cpu_seconds(lambda: decode(model.eval(), data, "greedy",
+                                                          precision=precision))
 
 
 def main() -> None:
@@ -43,27 +99,55 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--sizes", default="20,50,100")
+    parser.add_argument("--problems", default="tsp,cvrp")
+    parser.add_argument("--out", default=None, help="also write the table to this markdown file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     sizes = {int(s) for s in args.sizes.split(",")}
-    print(f"threads={args.threads}, d=128, 3 layers, FF 512 (paper configuration)\n")
-    print("| problem | N | batch | K | s/step | train inst/s | train rollouts/s "
-          "| greedy decode rollouts/s |")
-    print("|---|---|---|---|---|---|---|---|")
+    problems = args.problems.split(",")
+    lines = [f"threads={args.threads}, d=128, 3 layers, FF 512 (paper configuration); CPU "
+             "seconds of this process, min over repeats\n",
+             "| problem | N | DPO batch x K | DPO before: s/step | rollouts/s | after: s/step "
+             "| rollouts/s | speed-up | supervised inst/s (x16) | vs DPO before inst/s "
+             "| greedy decode rollouts/s fp32 | bf16 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    floors = []
     for problem, size, batch, k in ROWS:
-        if size not in sizes:
+        if size not in sizes or problem not in problems:
             continue
         torch.manual_seed(0)
         model = MiLoop(MiLoopConfig(problem=problem))
-        train_step(model, problem, size, 1, 2, seed=99)  # warm-up
-        times = [train_step(model, problem, size, batch, k, seed=i) for i in range(args.repeats)]
-        step = min(times)
-        data = sample_batch(problem, size, 2 * batch * k // 4, 1234, "cpu")
-        started = time.perf_counter()
-        decode(model.eval(), data, "greedy")
-        decoded = len(data["locs"]) / (time.perf_counter() - started)
-        print(f"| {problem} | {size} | {batch} | {k} | {step:.2f} | {batch / step:.2f} | "
-              f"{batch * k / step:.1f} | {decoded:.1f} |", flush=True)
+        for setting in (BEFORE, AFTER):  # warm-up: oneDNN kernels, the compiled kernels
+            dpo_step(model, problem, size, batch, k, 99, recompute=False, **setting)
+        supervised_step(model, problem, size, 99)
+        before, after = [], []
+        for i in range(args.repeats):  # interleaved, so both see the same machine
+            before.append(dpo_step(model, problem, size, batch, k, i, recompute=size >= 50,
+                                   **BEFORE))
+            after.append(dpo_step(model, problem, size, batch, k, i, recompute=False, **AFTER))
+        sup = min(supervised_step(model, problem, size, i) for i in range(args.repeats))
+        t0, t1 = min(before), min(after)
+        rollouts = batch * min(k, size)
+        sup_rate, dpo_rate = SUPERVISED_BATCH / sup, batch / t0
+        row = (f"| {problem} | {size} | {batch} x {k} | {t0:.2f} | {rollouts / t0:.2f} | "
+               f"{t1:.2f} | {rollouts / t1:.2f} | {t0 / t1:.2f}x | {sup_rate:.2f} | "
+               f"{sup_rate / dpo_rate:.0f}x | {decode_rate(model, problem, size, 'fp32'):.1f} | "
+               f"{decode_rate(model, problem, size, 'bf16'):.1f} |")
+        lines.append(row)
+        print(row, flush=True)
+        if size == 100:
+            floors.append(f"{problem.upper()}-100: DPO {t0 / t1:.2f}x (floor 3x), supervised "
+                          f"{sup_rate / dpo_rate:.0f}x DPO-before instances/s (floor 5x)")
+    lines += ["", *floors]
+    print("\n".join(["", *floors]))
+    if args.out:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+        Path(args.out).write_text(
+            f"# MiLoop training throughput\n\nCommit {commit}; `{command}`\n\n"
+            + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--methods", default="nn,greedy")
     parser.add_argument("--block", type=int, default=16, help="instances per decode call")
+    parser.add_argument("--ref-budget", type=float, default=1.0,
+                        help="PDTSP: multiply the default PyVRP reference budget by this")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--csv", type=Path, required=True)
     parser.add_argument("--summary-only", action="store_true")
@@ -67,9 +69,10 @@ def main() -> None:
     from routecli.train.checkpoint import shipped
 
     path = args.checkpoint or str(shipped(f"miloop-{args.problem}.pt"))
-    digest = checkpoint.load(path)["sha256"][:16]
+    neural = any(m in DECODE for m in args.methods.split(","))
+    digest = checkpoint.load(path)["sha256"][:16] if neural else ""
     if not args.summary_only:
-        model = load_policy(path)
+        model = load_policy(path) if neural else None
         capacities = [float(c) for c in args.capacities.split(",")] if args.problem == "kp" else [0.0]
         for size in (int(s) for s in args.sizes.split(",")):
             for capacity in capacities:
@@ -85,7 +88,7 @@ def cell_batch(problem: str, instances: int, size: int, seed: int,
 
 
 def references(problem: str, insts: list[Instance], raw: dict[str, np.ndarray],
-               size: int) -> tuple[np.ndarray, np.ndarray, str]:
+               size: int, factor: float = 1.0) -> tuple[np.ndarray, np.ndarray, str]:
     """Reference costs, the seconds each took (KP: HiGHS; PDTSP: not timed, cached) and their
     settings."""
     if problem == "kp":
@@ -98,13 +101,13 @@ def references(problem: str, insts: list[Instance], raw: dict[str, np.ndarray],
                 raise SystemExit("HiGHS did not prove an optimum")
             values.append(float(v[chosen].sum()))
         return np.array(values), np.array(seconds), "exact (HiGHS, zero MIP gap)"
-    budget = reference_budget("pdtsp", size + 1)
+    budget = reference_budget("pdtsp", size + 1).scaled(factor)
     sols = reference_solutions(insts, budget, progress=True)
     return (np.array([cost(i, s) for i, s in zip(insts, sols, strict=True)]),
             np.full(len(insts), np.nan), f"pyvrp {budget.key}")
 
 
-def run_cell(args: argparse.Namespace, model: torch.nn.Module, digest: str, size: int,
+def run_cell(args: argparse.Namespace, model: torch.nn.Module | None, digest: str, size: int,
              capacity: float) -> None:
     problem = args.problem
     raw = cell_batch(problem, args.instances, size, args.seed, capacity)
@@ -114,7 +117,7 @@ def run_cell(args: argparse.Namespace, model: torch.nn.Module, digest: str, size
     methods = [m for m in args.methods.split(",") if m]
     if all((*key, i, m) in done for i in range(args.instances) for m in methods):
         return
-    ref, ref_seconds, settings = references(problem, insts, raw, size)
+    ref, ref_seconds, settings = references(problem, insts, raw, size, args.ref_budget)
     sense = "max" if problem == "kp" else "min"
     rows: list[dict] = []
     if problem == "kp":
@@ -134,14 +137,15 @@ def run_cell(args: argparse.Namespace, model: torch.nn.Module, digest: str, size
     append(args.csv, rows)
 
 
-def solve(method: str, model: torch.nn.Module, insts: list[Instance], raw: dict[str, np.ndarray],
-          block: list[int]) -> tuple[list[float], float]:
+def solve(method: str, model: torch.nn.Module | None, insts: list[Instance],
+          raw: dict[str, np.ndarray], block: list[int]) -> tuple[list[float], float]:
     """Validated costs of ``block`` under ``method`` and the seconds the block took."""
     started = time.perf_counter()
     if method == "nn":
         solutions = [NearestNeighbour().solve(insts[i]) for i in block]
     else:
         how, starts, augment = DECODE[method]
+        assert model is not None
         index = np.asarray(block)
         batch = {k: torch.as_tensor(v[index], dtype=torch.float32) for k, v in raw.items()}
         if "weights" in batch:  # the knapsack bookkeeping runs in float64

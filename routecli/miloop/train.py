@@ -157,7 +157,7 @@ class TrainConfig:
     label_time_limit: float = 0.1  # nominal PyVRP seconds per imitation label (pyvrp_budget)
     labels: str = "runs/labels"  # label pools of supervised stages, shared between runs
     label_instances: int = 1000  # instances per size in a supervised stage's pool
-    label_jobs: int = 1  # processes labelling a pool
+    label_jobs: int = 1  # processes computing labels and validation references
     distribution: str = "uniform"  # training instances: uniform | mixed (labels module)
     precision: str = "bf16"  # bf16 | fp32 (rollouts; master weights stay float32)
     compile: bool = False  # fuse the policy's elementwise work with torch.compile (CPU; the CLI
@@ -409,8 +409,10 @@ class Trainer:
             self.validation = validation_set(self.cfg)
         data, reference = self.validation
         started = time.perf_counter()
-        result = decode((model or self.model).eval(), data, "greedy", precision=self.cfg.precision)
-        gaps = 100.0 * (result.cost - reference) / reference.abs()  # KP costs are negated values
+        result = decode((model or self.model).eval(),
+                        {k: v.to(self.cfg.device) for k, v in data.items()}, "greedy",
+                        precision=self.cfg.precision)
+        gaps = 100.0 * (result.cost.cpu() - reference) / reference.abs()  # KP costs: -values
         return {"val_gap": float(gaps.mean()), "val_cost": float(result.cost.mean()),
                 "val_seconds": time.perf_counter() - started}
 
@@ -548,7 +550,7 @@ def validation_set(cfg: TrainConfig) -> tuple[dict[str, torch.Tensor], torch.Ten
                                                       for seq in labels]
     else:
         solutions = list(reference_solutions(instances, pyvrp_budget(cfg.val_time_limit),
-                                             progress=False))
+                                             jobs=cfg.label_jobs, progress=False))
     sign = -1.0 if cfg.problem == "kp" else 1.0
     reference = torch.tensor([sign * cost(inst, sol) for inst, sol in zip(instances, solutions)],
                              dtype=torch.float32)
