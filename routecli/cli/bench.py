@@ -10,19 +10,27 @@ import typer
 
 from routecli.cli import choices
 from routecli.cli.common import (
-    CANDIDATES_HELP,
     JOBS_HELP,
-    MODEL_THREADS_HELP,
-    ROUND_HELP,
-    SEED_HELP,
-    TIME_LIMIT_HELP,
+    Augment,
+    Candidates,
+    Checkpoint,
+    Decode,
+    Iterations,
+    ModelName,
+    ModelThreads,
+    Polish,
+    PositionalEncoding,
+    RemovalPolicy,
+    Rounding,
+    Seed,
+    Starts,
+    TimeLimit,
     console,
     fmt_gap,
     model_options,
     threads_for,
 )
 from routecli.errors import OptionError
-from routecli.solvers import REGISTRY
 
 
 def bench(
@@ -31,17 +39,14 @@ def bench(
     sets: list[str] = typer.Option([], "--set", metavar="NAME", help="Named set ("
                                    + ", ".join(choices.BENCH_SETS) + "), a folder, or a file; "
                                    "repeatable."),
-    model: str = typer.Option(..., "--model", "-m", metavar="NAME",
-                              help=f"Solver: {', '.join(REGISTRY)}."),
+    *,  # lets the required --model (no default) follow options that have one
+    model: ModelName,
     out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", help="Output folder: "
                              "results.csv, report.md, gap_vs_size.png, solutions/. Rerunning "
                              "skips finished instances."),
-    time_limit: float | None = typer.Option(None, "--time-limit", "-t", min=0.0,
-                                            metavar="SECONDS", help=TIME_LIMIT_HELP),
-    iterations: int | None = typer.Option(None, "--iterations", min=1, metavar="N",
-                                          help="Iteration limit per instance (searches: hgs, "
-                                          "sisr, nds)."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    time_limit: TimeLimit = None,
+    iterations: Iterations = None,
+    seed: Seed = 0,
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N",
                              help=JOBS_HELP),
     data_root: Path | None = typer.Option(None, "--data-root", metavar="FOLDER",
@@ -51,28 +56,16 @@ def bench(
                                         "another run, shown side by side in the report."),
     max_size: int | None = typer.Option(None, "--max-size", min=1, metavar="N", help="Skip "
                                         "instances larger than this."),
-    decode: str | None = typer.Option(None, "--decode", metavar="METHOD", help="MiLoop "
-                                      f"decoding: {', '.join(choices.DECODES)} (default "
-                                      f"{choices.DECODES[0]})."),
-    starts: int | None = typer.Option(None, "--starts", min=1, metavar="M", help="MiLoop "
-                                      "multistart M or samples (default 100)."),
-    augment: bool = typer.Option(False, "--augment", help="MiLoop: 8-fold symmetry "
-                                 "augmentation."),
-    checkpoint: Path | None = typer.Option(None, "--checkpoint", metavar="FILE",
-                                           help="Weights of miloop or nds (default: the "
-                                           "shipped checkpoint)."),
-    candidates: int | None = typer.Option(None, "--candidates", min=0, metavar="K",
-                                          help=CANDIDATES_HELP),
-    pe: str | None = typer.Option(None, "--pe", metavar="NAME", help="nds positional encoding "
-                                  "(default: the checkpoint's)."),
-    policy: str | None = typer.Option(None, "--policy", metavar="NAME", help="Removal policy: "
-                                      "sisr takes " + " or ".join(choices.REMOVAL_POLICIES)
-                                      + " (default strings), nds also learned (its "
-                                      "default)."),
-    polish: bool = typer.Option(False, "--polish", help="sisr, nds: local-search polish."),
-    rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
-    threads: int | None = typer.Option(None, "--threads", min=1, metavar="N",
-                                       help=MODEL_THREADS_HELP),
+    decode: Decode = None,
+    starts: Starts = None,
+    augment: Augment = False,
+    checkpoint: Checkpoint = None,
+    candidates: Candidates = None,
+    pe: PositionalEncoding = None,
+    policy: RemovalPolicy = None,
+    polish: Polish = False,
+    rounding: Rounding = "file",
+    threads: ModelThreads = None,
 ) -> None:
     """Solve a benchmark set, validate every solution, report gaps by size bucket."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

@@ -1,5 +1,6 @@
-"""Shared CLI plumbing: the app and command classes, consoles, number formats, and the option
-help texts several commands share, so that one option reads the same everywhere.
+"""Shared CLI plumbing: the app and command classes, consoles, number formats, the option
+help texts several commands share, so that one option reads the same everywhere, and the model
+options of ``solve`` and ``bench``, declared once.
 
 Nothing here imports torch, numba or scipy: every command module is imported when the program
 starts (Typer builds all the help up front), so heavy imports belong inside the commands.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,29 +18,64 @@ from typer.core import TyperArgument, TyperCommand
 
 from routecli.cli import choices
 from routecli.errors import OptionError
+from routecli.solvers import REGISTRY
 
 # -h as well as --help, in every command (click hands these settings down to subcommands).
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 DEFAULT_THREADS = 1  # torch threads: the default, one per core, crawls on a core other jobs use
-CANDIDATES_HELP = ("MiLoop: attend only to the K nearest allowed nodes per step (default: 200 "
-                   "for TSP, 400 for CVRP above 1000 nodes; 0 = always all nodes).")
 ROUND_HELP = ("Distance rule: file (the file's own), "
               + ", ".join(r for r in choices.ROUND if r not in ("file", "none"))
               + "; none is exact (float Euclidean).")
 THREADS_HELP = ("Torch CPU threads of neural models; more pay off only on cores no other job "
                 "is using.")
-# solve and bench: --threads stays None unless given, so nn and hgs can still refuse an explicit
-# --threads, and threads_for() supplies the default; the help shows it as click would.
-MODEL_THREADS_HELP = f"{THREADS_HELP}  [default: {DEFAULT_THREADS}]"
 JOBS_HELP = "Parallel worker processes."
 SEED_HELP = "Random seed."
-TIME_LIMIT_HELP = (f"Seconds per instance (default: hgs, sisr and nds search "
-                   f"{choices.SEARCH_SECONDS:g} s; the other models run to completion). miloop "
-                   "starts no rollouts after it and returns the best finished; nn always "
-                   "finishes within milliseconds.")
 BKS_HELP = ("Best-known value to compute the gap against, > 0 (default: a published .sol/"
             ".opt.tour beside the instance, then the packaged registry).")
+
+# The options solve and bench share, one declaration each; a command gives the default in its
+# signature (``seed: Seed = 0``), as Typer takes it from there when the type is Annotated.
+ModelName = Annotated[str, typer.Option("--model", "-m", metavar="NAME",
+                                        help=f"Solver: {', '.join(REGISTRY)}.")]
+TimeLimit = Annotated[float | None, typer.Option(
+    "--time-limit", "-t", min=0.0, metavar="SECONDS",
+    help=f"Seconds per instance (default: hgs, sisr and nds search {choices.SEARCH_SECONDS:g} s; "
+    "the other models run to completion). miloop starts no rollouts after it and returns the "
+    "best finished; nn always finishes within milliseconds.")]
+Iterations = Annotated[int | None, typer.Option(
+    "--iterations", min=1, metavar="N",
+    help="Iteration limit per instance (searches: hgs, sisr, nds).")]
+Seed = Annotated[int, typer.Option("--seed", metavar="N", help=SEED_HELP)]
+Rounding = Annotated[str, typer.Option("--round", metavar="RULE", help=ROUND_HELP)]
+Decode = Annotated[str | None, typer.Option(
+    "--decode", metavar="METHOD",
+    help=f"MiLoop decoding: {', '.join(choices.DECODES)} (default {choices.DECODES[0]}).")]
+Starts = Annotated[int | None, typer.Option(
+    "--starts", min=1, metavar="M",
+    help="MiLoop multistart M (distinct first nodes) or samples (default 100).")]
+Augment = Annotated[bool, typer.Option("--augment",
+                                       help="MiLoop: 8-fold symmetry augmentation.")]
+Checkpoint = Annotated[Path | None, typer.Option(
+    "--checkpoint", metavar="FILE",
+    help="Weights of miloop or nds (default: the shipped checkpoint).")]
+Candidates = Annotated[int | None, typer.Option(
+    "--candidates", min=0, metavar="K",
+    help="MiLoop: attend only to the K nearest allowed nodes per step (default: 200 for TSP, "
+    "400 for CVRP above 1000 nodes; 0 = always all nodes).")]
+PositionalEncoding = Annotated[str | None, typer.Option(
+    "--pe", metavar="NAME",
+    help=f"nds positional encoding (default: the checkpoint's): {', '.join(choices.PE_NAMES)}.")]
+RemovalPolicy = Annotated[str | None, typer.Option(
+    "--policy", metavar="NAME",
+    help=f"Removal policy: sisr takes {' or '.join(choices.REMOVAL_POLICIES)} (default strings), "
+    "nds also learned (its default).")]
+Polish = Annotated[bool, typer.Option("--polish",
+                                      help="sisr, nds: local-search polish of the result.")]
+# --threads stays None unless given, so nn and hgs can still refuse an explicit --threads, and
+# threads_for() supplies the default; the help shows it as click would.
+ModelThreads = Annotated[int | None, typer.Option(
+    "--threads", min=1, metavar="N", help=f"{THREADS_HELP}  [default: {DEFAULT_THREADS}]")]
 
 console = Console(highlight=False, soft_wrap=True)
 # emoji=False: input echoed in a message (e.g. ':smile:') must print as written

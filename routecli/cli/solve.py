@@ -12,14 +12,22 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from routecli.cli import choices
 from routecli.cli.common import (
     BKS_HELP,
-    CANDIDATES_HELP,
-    MODEL_THREADS_HELP,
-    ROUND_HELP,
-    SEED_HELP,
-    TIME_LIMIT_HELP,
+    Augment,
+    Candidates,
+    Checkpoint,
+    Decode,
+    Iterations,
+    ModelName,
+    ModelThreads,
+    Polish,
+    PositionalEncoding,
+    RemovalPolicy,
+    Rounding,
+    Seed,
+    Starts,
+    TimeLimit,
     check_bks,
     check_writable,
     console,
@@ -31,7 +39,6 @@ from routecli.cli.common import (
 )
 from routecli.cli.outputs import solution_targets, write_target
 from routecli.errors import OptionError
-from routecli.solvers import REGISTRY
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -48,14 +55,10 @@ def solve(
     files: list[Path] = typer.Argument(..., metavar="INPUT", help="Instance files (.vrp, .tsp, "
                                        "Solomon .txt) or folders (every instance file in "
                                        "them)."),
-    model: str = typer.Option("hgs", "--model", "-m", metavar="NAME",
-                              help=f"Solver: {', '.join(REGISTRY)}."),
-    time_limit: float | None = typer.Option(None, "--time-limit", "-t", min=0.0,
-                                            metavar="SECONDS", help=TIME_LIMIT_HELP),
-    iterations: int | None = typer.Option(None, "--iterations", min=1, metavar="N",
-                                          help="Iteration limit per instance (searches: hgs, "
-                                          "sisr, nds)."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    model: ModelName = "hgs",
+    time_limit: TimeLimit = None,
+    iterations: Iterations = None,
+    seed: Seed = 0,
     out: Path | None = typer.Option(None, "--out", "-o", metavar="PATH",
                                     help="Solution file for one input (.sol for problems with "
                                     "a depot, .tour for TSP), or a folder; checked before "
@@ -69,33 +72,18 @@ def solve(
                                          "summary .csv, one row per instance (the --json "
                                          "fields)."),
     bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
-    rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
-    decode: str | None = typer.Option(None, "--decode", metavar="METHOD", help="MiLoop "
-                                      f"decoding: {', '.join(choices.DECODES)} (default "
-                                      f"{choices.DECODES[0]})."),
-    starts: int | None = typer.Option(None, "--starts", min=1, metavar="M", help="MiLoop "
-                                      "multistart M (distinct first nodes) or samples (default "
-                                      "100)."),
-    augment: bool = typer.Option(False, "--augment", help="MiLoop: 8-fold symmetry "
-                                 "augmentation."),
-    checkpoint: Path | None = typer.Option(None, "--checkpoint", metavar="FILE",
-                                           help="Weights of miloop or nds (default: the "
-                                           "shipped checkpoint)."),
-    candidates: int | None = typer.Option(None, "--candidates", min=0, metavar="K",
-                                          help=CANDIDATES_HELP),
-    pe: str | None = typer.Option(None, "--pe", metavar="NAME", help="nds positional encoding "
-                                  "(default: the checkpoint's): "
-                                  + ", ".join(choices.PE_NAMES) + "."),
-    policy: str | None = typer.Option(None, "--policy", metavar="NAME", help="Removal policy: "
-                                      "sisr takes " + " or ".join(choices.REMOVAL_POLICIES)
-                                      + " (default strings), nds also learned (its "
-                                      "default)."),
-    polish: bool = typer.Option(False, "--polish", help="sisr, nds: local-search polish of the "
-                                "result."),
+    rounding: Rounding = "file",
+    decode: Decode = None,
+    starts: Starts = None,
+    augment: Augment = False,
+    checkpoint: Checkpoint = None,
+    candidates: Candidates = None,
+    pe: PositionalEncoding = None,
+    policy: RemovalPolicy = None,
+    polish: Polish = False,
     device: str | None = typer.Option(None, "--device", metavar="NAME", help="MiLoop torch "
                                       "device: cpu (default) or cuda."),
-    threads: int | None = typer.Option(None, "--threads", min=1, metavar="N",
-                                       help=MODEL_THREADS_HELP),
+    threads: ModelThreads = None,
 ) -> None:
     """Solve instances and print cost, best-known value, gap, time and feasibility."""
     from routecli.io import expand_inputs, read_instance
