@@ -279,7 +279,8 @@ class Trainer:
                                            weight_decay=cfg.weight_decay)
         self.step = 0
         self.instances = 0
-        self.elapsed = 0.0
+        self.elapsed = 0.0  # wall seconds of training steps
+        self.cpu_seconds = 0.0  # CPU seconds of this process in training steps (curves in CPU-h)
         self.best_gap = math.inf
         self.best_reference: str | None = None  # the validation references best_gap is against
         self.run_dir = Path(cfg.run_dir)
@@ -301,7 +302,8 @@ class Trainer:
         return {"kind": KIND, "config": self.model.config.to_dict(), "train": self.cfg.to_dict(),
                 "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "step": self.step, "instances": self.instances, "elapsed": self.elapsed,
-                "best_gap": self.best_gap, "best_reference": self.best_reference}
+                "cpu_seconds": self.cpu_seconds, "best_gap": self.best_gap,
+                "best_reference": self.best_reference}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.model.load_state_dict(state["model"])
@@ -309,6 +311,7 @@ class Trainer:
         self.step = int(state["step"])
         self.instances = int(state["instances"])
         self.elapsed = float(state["elapsed"])
+        self.cpu_seconds = float(state.get("cpu_seconds", math.nan))  # unknown before it was kept
         self.best_gap = float(state["best_gap"])
         self.best_reference = state.get("best_reference")
 
@@ -431,6 +434,11 @@ class Trainer:
         self.log({"event": "validation references", "step": self.step, "references": key,
                   "best_gap_before": previous, "best_gap": self.best_gap})
 
+    def cpu_record(self) -> dict[str, float]:
+        """``cpu_seconds`` for a log record; absent for a run resumed from a checkpoint that
+        did not keep it (JSON has no NaN)."""
+        return {} if math.isnan(self.cpu_seconds) else {"cpu_seconds": round(self.cpu_seconds, 1)}
+
     # ----------------------------------------------------------------- loop
     def run(self, until_step: int | None = None) -> None:
         """Train to the end of the curriculum (or to ``until_step``), then save ``last.pt``."""
@@ -443,15 +451,16 @@ class Trainer:
         self.log({"event": "start" if self.step == 0 else "resume", "step": self.step,
                   "train": cfg.to_dict(), "world": self.world})
         while self.step < total:
-            tick = time.perf_counter()
+            tick, cpu_tick = time.perf_counter(), time.process_time()
             stats = self.train_step()
             self.elapsed += time.perf_counter() - tick
+            self.cpu_seconds += time.process_time() - cpu_tick
             window.append(stats)
             if self.step % cfg.log_every == 0 or self.step == total:
                 seconds = time.perf_counter() - window_start
                 stage = cfg.stage_at(self.step - 1)
                 record = {"step": self.step, "instances": self.instances,
-                          "elapsed": round(self.elapsed, 1),
+                          "elapsed": round(self.elapsed, 1), **self.cpu_record(),
                           "inst_per_s": round(len(window) * stage.batch * self.world / seconds, 2),
                           "lr": self.learning_rate(),
                           **{k: round(float(np.mean([w[k] for w in window])), 5)
@@ -463,7 +472,7 @@ class Trainer:
                 self.rebase_best()
                 val = self.validate()
                 record = {"step": self.step, "instances": self.instances,
-                          "elapsed": round(self.elapsed, 1), **val}
+                          "elapsed": round(self.elapsed, 1), **self.cpu_record(), **val}
                 self.log(record)
                 bar.note(record)
                 if val["val_gap"] < self.best_gap:

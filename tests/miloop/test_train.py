@@ -60,7 +60,11 @@ def test_training_writes_log_and_resume_is_exact(tmp_path, monkeypatch):
     Trainer(tiny_config(tmp_path / "b")).run(until_step=2)
     resumed = Trainer(tiny_config(tmp_path / "b"), resume=True)
     assert resumed.step == 2
+    cpu_before = resumed.cpu_seconds
     resumed.run()
+    cpu = [r["cpu_seconds"] for r in read_log(tmp_path / "b" / "run" / "log.jsonl")
+           if "loss" in r]
+    assert cpu_before > 0 and cpu == sorted(cpu) and cpu[-1] > cpu_before  # CPU-h accumulate
     for (k, a), (_, b) in zip(straight.model.state_dict().items(),
                               resumed.model.state_dict().items(), strict=True):
         assert torch.equal(a, b), k
