@@ -1,6 +1,7 @@
 """The prepared GPU script and the learning-curve benchmark, on a CPU with tiny budgets."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -51,3 +52,23 @@ def test_learning_curve_writes_table_csv_and_png(tmp_path, monkeypatch):
     assert all(r["cpu_hours"] > 0 for r in rows if r["steps"])
     for suffix in (".csv", ".md", ".png"):
         assert out.with_suffix(suffix).stat().st_size > 0
+
+
+def test_run_curves_reads_validation_records(tmp_path):
+    run = tmp_path / "run-a"
+    run.mkdir()
+    records = [{"event": "start", "step": 0},
+               {"step": 10, "instances": 160, "elapsed": 36.0, "loss": 0.3},
+               {"step": 10, "instances": 160, "elapsed": 36.0, "cpu_seconds": 18.0,
+                "val_gap": 9.5},
+               {"step": 20, "instances": 320, "elapsed": 72.0, "val_gap": 8.25}]
+    (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "curves"
+    rows = script("run_curves").main([str(run), "--start", "10", "--out", str(out)])
+    assert [(r["instances"], r["val_gap"]) for r in rows] == [(160, 9.5), (320, 8.25)]
+    table = out.with_suffix(".md").read_text()
+    assert "| run-a | 10 | 160 | 0.01 | 0.01 | 9.50 |" in table
+    assert "| run-a | 20 | 320 | 0.02 | - | 8.25 |" in table
+    assert out.with_suffix(".png").stat().st_size > 0
+    with pytest.raises(SystemExit, match="no log.jsonl"):
+        script("run_curves").main([str(tmp_path / "nothing"), "--out", str(out)])
