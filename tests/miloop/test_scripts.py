@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from routecli.miloop.model import load_policy
+from routecli.miloop.model import MiLoop, MiLoopConfig, load_policy, to_checkpoint
+from routecli.train import checkpoint
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -72,3 +73,20 @@ def test_run_curves_reads_validation_records(tmp_path):
     assert out.with_suffix(".png").stat().st_size > 0
     with pytest.raises(SystemExit, match="no log.jsonl"):
         script("run_curves").main([str(tmp_path / "nothing"), "--out", str(out)])
+
+
+def test_label_fit_reports_likelihood_and_greedy_gap(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    torch.manual_seed(0)
+    path = tmp_path / "tiny.pt"
+    checkpoint.save(to_checkpoint(MiLoop(MiLoopConfig(problem="tsp", dim=16, ff_dim=32,
+                                                      layers=1)), {}), path)
+    out = tmp_path / "fit.md"
+    lines = script("label_fit").main(["--problem", "tsp", str(path), "--val-size", "8",
+                                      "--val-instances", "3", "--val-time-limit", "0.01",
+                                      "--out", str(out)])
+    rows = [line.split(" | ") for line in lines[2:]]
+    assert [r[2] for r in rows] == ["fp32", "bf16"]
+    nll, gap = float(rows[0][3]), float(rows[0][4].rstrip(" |"))
+    assert nll > 0 and gap >= 0  # references are PyVRP's, a random policy is not better
+    assert "TSP-8, 3 validation instances" in out.read_text()
