@@ -55,24 +55,28 @@ def test_learning_curve_writes_table_csv_and_png(tmp_path, monkeypatch):
         assert out.with_suffix(suffix).stat().st_size > 0
 
 
-def test_run_curves_reads_validation_records(tmp_path):
-    run = tmp_path / "run-a"
-    run.mkdir()
-    records = [{"event": "start", "step": 0},
-               {"step": 10, "instances": 160, "elapsed": 36.0, "loss": 0.3},
-               {"step": 10, "instances": 160, "elapsed": 36.0, "cpu_seconds": 18.0,
-                "val_gap": 9.5},
-               {"step": 20, "instances": 320, "elapsed": 72.0, "val_gap": 8.25}]
-    (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    out = tmp_path / "curves"
-    rows = script("run_curves").main([str(run), "--start", "10", "--out", str(out)])
-    assert [(r["instances"], r["val_gap"]) for r in rows] == [(160, 9.5), (320, 8.25)]
+def test_miloop_curve_chains_runs_and_writes_table_and_png(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    for run in (first, second):
+        run.mkdir()
+    (first / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+        {"event": "start", "step": 0},
+        {"step": 10, "instances": 160, "elapsed": 36.0, "size": 100, "loss": 0.3},
+        {"step": 10, "instances": 160, "elapsed": 36.0, "val_gap": 9.5},
+        {"step": 20, "instances": 320, "elapsed": 72.0, "val_gap": 9.0}]))
+    (second / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+        {"step": 5, "instances": 10, "elapsed": 360.0, "cpu_seconds": 180.0, "val_gap": 8.25}]))
+    out = tmp_path / "curve"
+    rows = script("miloop_curve").main([f"{first}/log.jsonl@10", f"{second}/log.jsonl",
+                                        "--start", "10", "--out", str(out)])
+    assert [(r["instances"], r["val_gap"]) for r in rows] == [(160, 9.5), (170, 8.25)]
     table = out.with_suffix(".md").read_text()
-    assert "| run-a | 10 | 160 | 0.01 | 0.01 | 9.50 |" in table
-    assert "| run-a | 20 | 320 | 0.02 | - | 8.25 |" in table
+    assert "| (starting weights) | 0 | - | 0 | 0 | 0 | 10.00 |" in table
+    assert f"| {first}/log.jsonl | 10 | 100 | 160 | 0.01 | - | 9.50 |" in table
+    assert f"| {second}/log.jsonl | 5 | - | 170 | 0.11 | - | 8.25 |" in table  # CPU unknown
     assert out.with_suffix(".png").stat().st_size > 0
-    with pytest.raises(SystemExit, match="no log.jsonl"):
-        script("run_curves").main([str(tmp_path / "nothing"), "--out", str(out)])
+    with pytest.raises(SystemExit, match="no such log"):
+        script("miloop_curve").main([str(tmp_path / "nothing.jsonl")])
 
 
 def test_label_fit_reports_likelihood_and_greedy_gap(tmp_path, monkeypatch):
