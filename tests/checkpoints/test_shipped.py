@@ -20,8 +20,8 @@ DEMO_FILE = {"tsp": "tsp-demo-50.tsp", "cvrp": "cvrp-demo-50.vrp",
 
 
 def test_the_expected_checkpoints_ship_with_model_cards() -> None:
-    assert SHIPPED == ["miloop-cvrp.pt", "miloop-kp.pt", "miloop-tsp.pt", "nds-cvrp.pt",
-                       "nds-pcvrp.pt", "nds-vrptw.pt"]
+    assert SHIPPED == ["miloop-cvrp.pt", "miloop-kp.pt", "miloop-pdtsp.pt", "miloop-tsp.pt",
+                       "nds-cvrp.pt", "nds-pcvrp.pt", "nds-vrptw.pt"]
     cards = {p.name for p in resources.files("routecli.checkpoints").iterdir()}
     assert all(name.replace(".pt", ".md") in cards for name in SHIPPED)
 
