@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from routecli.miloop.train import Stage, TrainConfig, Trainer
+from routecli.plots import plot_curves
 from routecli.train.checkpoint import shipped
 
 
@@ -130,27 +131,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
               f"{r['steps']} | {r['instances']} | {r['val_gap']:.2f} |" for r in rows]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    plot(rows, f"{args.problem.upper()}-{args.size}", out.with_suffix(".png"))
+    recipes = list(dict.fromkeys(r["recipe"] for r in rows))
+    plot_curves({name: ([r["cpu_hours"] for r in rows if r["recipe"] == name],
+                        [r["val_gap"] for r in rows if r["recipe"] == name]) for name in recipes},
+                out.with_suffix(".png"), "training CPU-hours (one core)",
+                f"greedy gap to PyVRP, {args.problem.upper()}-{args.size} (%)")
     return rows
-
-
-def plot(rows: list[dict], title: str, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name in dict.fromkeys(r["recipe"] for r in rows):
-        mine = [r for r in rows if r["recipe"] == name]
-        ax.plot([r["cpu_hours"] for r in mine], [r["val_gap"] for r in mine], "o-", label=name)
-    ax.set_xlabel("training CPU-hours (one core)")
-    ax.set_ylabel(f"greedy gap to PyVRP, {title} (%)")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from routecli.plots import plot_curves
+
 
 def curve(specs: list[str]) -> list[dict]:
     """Validation rows of the chained runs ``specs`` (``path[@step]``), cumulative."""
@@ -79,30 +81,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.with_suffix(".md").write_text(f"Commit {commit}; `{command}`\n\n"
                                                + "\n".join(lines) + "\n")
-        plot(rows, args.start, args.out.with_suffix(".png"))
+        runs = list(dict.fromkeys(r["run"] for r in rows))
+        plot_curves({Path(run).parent.name or run: ([r["instances"] for r in rows if r["run"] == run],
+                                                    [r["val_gap"] for r in rows if r["run"] == run])
+                     for run in runs}, args.out.with_suffix(".png"),
+                    "training instances seen (cumulative)", "greedy validation gap to PyVRP (%)",
+                    baseline=args.start)
     return rows
-
-
-def plot(rows: list[dict], start: float | None, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name in dict.fromkeys(r["run"] for r in rows):
-        mine = [r for r in rows if r["run"] == name]
-        ax.plot([r["instances"] for r in mine], [r["val_gap"] for r in mine], "o-",
-                label=Path(name).parent.name or name)
-    if start is not None:
-        ax.axhline(start, color="grey", linestyle="--", label="starting weights")
-    ax.set_xlabel("training instances seen (cumulative)")
-    ax.set_ylabel("greedy validation gap to PyVRP (%)")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 if __name__ == "__main__":
