@@ -36,7 +36,7 @@ def curve(specs: list[str]) -> list[dict]:
             records = [json.loads(line) for line in fh]
         if cut:
             records = [r for r in records if r.get("step", 0) <= int(cut)]
-        size, last = "-", dict(base, instances=0, elapsed=0.0, cpu_seconds=0.0)
+        size, last = "-", {"instances": 0, "elapsed": 0.0, "cpu_seconds": 0.0}
         for r in records:
             if "size" in r:
                 size = int(r["size"])
