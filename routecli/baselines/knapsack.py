@@ -55,8 +55,9 @@ def quiet_stdout() -> Iterator[None]:
 
 def optimum(weights: np.ndarray, values: np.ndarray, capacity: float,
             seconds: float | None = None) -> tuple[np.ndarray, bool]:
-    """An optimal selection (item ids) and whether HiGHS proved it optimal (False when
-    ``seconds`` ran out first: then the best selection found)."""
+    """An optimal selection (item ids) and whether HiGHS proved it optimal. When ``seconds``
+    run out first, the better of HiGHS's best selection and the value/weight greedy (HiGHS may
+    have none yet: the empty selection is always feasible, so only the limit stops it)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     n = len(weights)
@@ -64,6 +65,7 @@ def optimum(weights: np.ndarray, values: np.ndarray, capacity: float,
     if seconds is not None:
         options["time_limit"] = max(seconds, 1e-3)
     bound = float(capacity)
+    greedy = greedy_selection(weights, values, capacity)
     for _ in range(2):
         with quiet_stdout():
             result = milp(-np.asarray(values, np.float64), integrality=np.ones(n),
@@ -71,11 +73,12 @@ def optimum(weights: np.ndarray, values: np.ndarray, capacity: float,
                           constraints=LinearConstraint(np.asarray(weights, np.float64)[None],
                                                        -np.inf, bound),
                           options=options)
-        if result.x is None:
-            raise OptionError(f"HiGHS found no knapsack solution ({result.message})")
-        chosen = np.flatnonzero(np.rint(result.x) > 0)
+        proven = result.status == 0
+        chosen = greedy if result.x is None else np.flatnonzero(np.rint(result.x) > 0)
         if weights[chosen].sum() <= capacity + 1e-9:
-            return chosen, result.status == 0
+            if not proven and values[greedy].sum() > values[chosen].sum():
+                chosen = greedy
+            return chosen, proven
         bound = capacity - FEASIBILITY
     raise OptionError("HiGHS returned selections over the capacity twice")
 
