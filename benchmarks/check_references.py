@@ -86,7 +86,7 @@ def recorded_run(instance: Instance, budget: ReferenceBudget,
     run = search(instance, seed=budget.seed,
                  stop=Stop(seconds=budget.safety_seconds, iterations=budget.iterations),
                  no_improvement=budget.no_improvement, progress=record,
-                 early=None if early is None else (early.iterations, early.no_improvement))
+                 early=[] if early is None else [(early.iterations, early.no_improvement)])
     return run, costs, time.process_time() - started
 
 
@@ -98,18 +98,18 @@ def check_instance(name: str, size: int, index: int, instance: Instance,
     budget = reference_budget(instance.problem, instance.size)
     doubled = budget.scaled(2)
     run, costs, cpu = recorded_run(instance, doubled, early=budget)
-    assert run.early is not None
+    (plain,) = run.early
     check(instance, run.solution)
-    check(instance, run.early)
+    check(instance, plain)
     if not run.timed_out:
         store(cache_path(instance, doubled), instance, run.solution)
-        store(cache_path(instance, budget), instance, run.early)
+        store(cache_path(instance, budget), instance, plain)
     plain_iterations = stop_point(run.improved_at, budget)
     plain_cost = best_at(run.improved_at, costs, plain_iterations)
     if verify:
         direct, direct_costs, _ = recorded_run(instance, budget)
         if (direct.iterations, direct_costs[-1]) != (plain_iterations, plain_cost) or \
-                instance.cost(direct.solution) != instance.cost(run.early):
+                instance.cost(direct.solution) != instance.cost(plain):
             raise SystemExit(f"{name} #{index}: the plain budget stopped at iteration "
                              f"{direct.iterations} with {direct_costs[-1]}, the doubled run says "
                              f"{plain_iterations} with {plain_cost}: the run is not deterministic")

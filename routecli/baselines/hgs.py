@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyvrp
@@ -130,7 +131,7 @@ class _Watch:
     integer units, so call ``k`` comes after ``k`` iterations."""
 
     def __init__(self, stop: Stop, no_improvement: int | None, progress: ProgressFn | None,
-                 scale: float, early: tuple[int, int] | None = None):
+                 scale: float, early: Sequence[tuple[int, int]] = ()):
         deterministic = stop.iterations is not None or no_improvement is not None
         seconds = stop.seconds if stop.seconds is not None or deterministic else DEFAULT_TIME_LIMIT
         self.started = time.perf_counter()
@@ -143,9 +144,10 @@ class _Watch:
         self.best = math.inf
         self.improved_at: list[int] = []
         self.timed_out = False
-        self.early = early
+        self.early = list(early)
         self.latest: pyvrp.Solution | None = None  # PyVRP's best after the last iteration
-        self.early_best: pyvrp.Solution | None = None
+        self.early_best: list[pyvrp.Solution | None] = [None] * len(self.early)
+        self.early_at: list[int | None] = [None] * len(self.early)
 
     def __call__(self, best_cost: float) -> bool:
         iteration = self.calls
@@ -156,9 +158,10 @@ class _Watch:
             if self.progress is not None:
                 self.progress(Progress(time.perf_counter() - self.started,
                                        best=best_cost / self.scale))
-        if self.early is not None and self.early_best is None and (
-                iteration >= self.early[0] or iteration - self.improved_at[-1] >= self.early[1]):
-            self.early_best = self.latest
+        for k, (most, stall) in enumerate(self.early):
+            if self.early_best[k] is None and (
+                    iteration >= most or iteration - self.improved_at[-1] >= stall):
+                self.early_best[k], self.early_at[k] = self.latest, iteration
         if self.max_iterations is not None and iteration >= self.max_iterations:
             return True
         if self.no_improvement is not None and iteration - self.improved_at[-1] >= self.no_improvement:
@@ -184,36 +187,38 @@ class Run:
     """One PyVRP run: the solution, the iterations it ran, the iterations at which its best
     solution improved (the first is 0, the initial solution), whether the wall clock stopped
     it rather than an iteration criterion (then the result depends on machine load), and the
-    ``early`` solution when one was asked for."""
+    ``early`` solutions that were asked for with the iterations each of those runs made."""
 
     solution: Tour | Routes
     iterations: int
     improved_at: list[int]
     timed_out: bool
-    early: Tour | Routes | None = None
+    early: list[Tour | Routes] = field(default_factory=list)
+    early_iterations: list[int] = field(default_factory=list)
 
 
 def search(instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
            no_improvement: int | None = None, progress: ProgressFn | None = None,
-           early: tuple[int, int] | None = None) -> Run:
+           early: Sequence[tuple[int, int]] = ()) -> Run:
     """Run PyVRP on ``instance`` until ``stop`` or ``no_improvement`` iterations without a
     better solution, whichever comes first. Without a wall-clock limit and with an iteration
     criterion the run is deterministic for a fixed ``seed``.
 
-    ``early = (iterations, no_improvement)``: also return the best solution at the point where
-    these smaller limits stop the same run, which is the result of a run with them (the
-    criterion only watches the search), at no extra cost.
+    ``early = [(iterations, no_improvement), ...]``: also return, for each pair, the best
+    solution at the point where these smaller limits stop the same run, which is the result of
+    a run with them (the criterion only watches the search), at no extra cost.
     """
     data = problem_data(instance)
     watch = _Watch(stop, no_improvement, progress, _scale(instance), early)
     params = pyvrp.SolveParams(ils=pyvrp.IteratedLocalSearchParams(callbacks=_Latest(watch))) \
-        if early is not None else pyvrp.SolveParams()
+        if early else pyvrp.SolveParams()
     result = pyvrp.solve(data, watch, seed=seed, collect_stats=False, display=False,
                          params=params)
-    early_best = result.best if watch.early_best is None else watch.early_best
     return Run(_solution(instance, data, result.best), watch.calls - 1, watch.improved_at,
                watch.timed_out,
-               None if early is None else _solution(instance, data, early_best))
+               [_solution(instance, data, result.best if best is None else best)
+                for best in watch.early_best],
+               [watch.calls - 1 if at is None else at for at in watch.early_at])
 
 
 def _solution(instance: Instance, data: pyvrp.ProblemData,

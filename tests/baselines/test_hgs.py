@@ -44,16 +44,20 @@ def test_hgs_stops_after_iterations_without_improvement():
     assert solver.last.iterations == run.iterations  # kept for iterations-per-second tables
 
 
-@pytest.mark.parametrize("early", [(150, 10_000), (10_000, 40)])
-def test_the_early_solution_is_that_of_a_run_with_the_smaller_budget(early):
-    # a criterion only watches PyVRP's search, so the run with the smaller limits is the same
-    # run stopped earlier (by the iteration limit, or by iterations without improvement)
+def test_each_early_solution_is_that_of_a_run_with_the_smaller_budget():
+    # a criterion only watches PyVRP's search, so a run with smaller limits is the same run
+    # stopped earlier (by the iteration limit, or by iterations without improvement)
     from routecli.baselines.hgs import search
 
     inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=6))[0]
+    early = [(150, 10_000), (10_000, 40), (400, 120)]
     run = search(inst, stop=Stop(iterations=600), no_improvement=200, early=early)
     alone = search(inst, stop=Stop(iterations=600), no_improvement=200)
-    small = search(inst, stop=Stop(iterations=early[0]), no_improvement=early[1])
-    assert run.early is not None and alone.early is None
-    assert [r.tolist() for r in run.early.routes] == [r.tolist() for r in small.solution.routes]
+    assert len(run.early) == len(early) and alone.early == []
+    for (iterations, stall), solution, ran in zip(early, run.early, run.early_iterations,
+                                                  strict=True):
+        small = search(inst, stop=Stop(iterations=iterations), no_improvement=stall)
+        assert ran == small.iterations
+        assert [r.tolist() for r in solution.routes] == \
+            [r.tolist() for r in small.solution.routes]
     assert inst.cost(run.solution) == inst.cost(alone.solution)
