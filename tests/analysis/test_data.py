@@ -1,6 +1,7 @@
 import pytest
 
-from routecli.analysis.data import default_budget, instance_set, parse_set, reference_set
+from routecli.analysis.budget import ANALYSIS_FACTORS
+from routecli.analysis.data import PROBLEMS, default_budget, instance_set, parse_set, reference_set
 from routecli.baselines.reference import ReferenceBudget, reference_budget
 from routecli.problems import validate
 
@@ -11,8 +12,16 @@ def test_set_names():
     for bad in ("tsp-100", "cvrp", "cvrp-x", "pdtsp-50"):
         with pytest.raises(ValueError, match="bad instance set"):
             parse_set(bad)
-    assert default_budget("cvrp-100") == reference_budget("cvrp", 100)
+    assert default_budget("cvrp-100", 1.0) == reference_budget("cvrp", 100)
     assert default_budget("pdtsp-51", 2) == reference_budget("pdtsp", 51).scaled(2)
+
+
+def test_the_analyses_default_to_a_fraction_of_the_gap_grade_budget():
+    assert set(ANALYSIS_FACTORS) == set(PROBLEMS)
+    assert all(0 < factor < 1 for factor in ANALYSIS_FACTORS.values())
+    full = reference_budget("cvrp", 200)
+    assert default_budget("cvrp-200") == full.scaled(ANALYSIS_FACTORS["cvrp"])
+    assert default_budget("cvrp-200").iterations < full.iterations
 
 
 def test_instance_sets_follow_the_pe_paper_generators():
