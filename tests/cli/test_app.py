@@ -114,3 +114,12 @@ def test_plot_solution_writes_png_and_rejects_infeasible(data_dir, tmp_path, cap
                  "-o", str(tmp_path / "bad.png")]) == 2
     assert "over capacity" in capsys.readouterr().err
     assert not (tmp_path / "bad.png").exists()
+
+
+def test_python_dash_m_routecli_runs_the_cli():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "routecli", "--help"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0 and "Usage" in done.stdout and "solve" in done.stdout
