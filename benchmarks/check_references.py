@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/check_references.py --instances 32 \\
         --rows benchmarks/results/check_references.csv --out benchmarks/results/check_references.md
 
-For each instance set the analyses and the MiLoop evaluation use, PyVRP runs on the first
+For each instance set the MiLoop evaluation uses, PyVRP runs on the first
 ``--instances`` instances with the budget of ``routecli.baselines.reference.reference_budget``
 doubled (both the iteration limit and the iterations without improvement). The run is
 deterministic and its criterion only watches it, so the run with the plain budget is the same
@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from routecli import generate
-from routecli.analysis.data import instance_set
 from routecli.atomic import atomic_write_text
 from routecli.baselines.hgs import Run, search
 from routecli.baselines.reference import ReferenceBudget, cache_path, reference_budget, store
@@ -38,7 +37,8 @@ from routecli.generate import batch_instances
 from routecli.problems import Instance, check
 from routecli.solvers import Progress, Stop
 
-# name: (instances of it, where they come from)
+# name: (instances of it, where they come from). The sets whose gaps routecli reports; the
+# analyses' references are a measured fraction of this budget (benchmarks/analysis_budget.py).
 SETS: dict[str, tuple[Callable[[int], list[Instance]], str]] = {
     # the first of the 128 the MiLoop evaluation uses (a generator draws a whole set at once,
     # so generate.cvrp(32, ...) would be other instances)
@@ -47,10 +47,6 @@ SETS: dict[str, tuple[Callable[[int], list[Instance]], str]] = {
     "cvrp-100": (lambda num: batch_instances("cvrp", generate.cvrp(128, 100, 2026))[:num],
                  "MiLoop evaluation, generate.cvrp(128, 100, 2026), capacity 50 (the analyses' "
                  "capacity rule gives 50 at 100 customers too)"),
-    "cvrp-200": (lambda num: instance_set("cvrp-200", num, 0), "analyses, seed 0"),
-    "cvrp-500": (lambda num: instance_set("cvrp-500", num, 0), "analyses, seed 0"),
-    "vrptw-100": (lambda num: instance_set("vrptw-100", num, 0), "analyses, seed 0"),
-    "pdtsp-51": (lambda num: instance_set("pdtsp-51", num, 0), "analyses, seed 0"),
 }
 FIELDS = ["set", "set_size", "index", "budget", "iterations", "cost", "doubled_iterations", "doubled_cost",
           "cpu_seconds", "timed_out"]
