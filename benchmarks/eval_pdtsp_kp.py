@@ -60,7 +60,9 @@ def main() -> None:
     parser.add_argument("--methods", default="nn,greedy")
     parser.add_argument("--block", type=int, default=16, help="instances per decode call")
     parser.add_argument("--ref-budget", type=float, default=1.0,
-                        help="PDTSP: multiply the default PyVRP reference budget by this")
+                        help="PDTSP: multiply the default PyVRP reference budget by this; 0: "
+                        "no references (where PyVRP is too slow: objectives and the comparison "
+                        "with nearest neighbour only)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--csv", type=Path, required=True)
     parser.add_argument("--summary-only", action="store_true")
@@ -101,6 +103,8 @@ def references(problem: str, insts: list[Instance], raw: dict[str, np.ndarray],
                 raise SystemExit("HiGHS did not prove an optimum")
             values.append(float(v[chosen].sum()))
         return np.array(values), np.array(seconds), "exact (HiGHS, zero MIP gap)"
+    if factor == 0:
+        return np.full(len(insts), np.nan), np.full(len(insts), np.nan), "none"
     budget = reference_budget("pdtsp", size + 1).scaled(factor)
     sols = reference_solutions(insts, budget, progress=True)
     return (np.array([cost(i, s) for i, s in zip(insts, sols, strict=True)]),
@@ -196,19 +200,27 @@ def append(path: Path, rows: list[dict]) -> None:
 
 
 def summary(path: Path, problem: str) -> None:
-    """Mean objective, gap and seconds per instance by cell and method."""
+    """Mean objective, gap and seconds per instance by cell and method, and on how many
+    instances a method beats the cell's ``nn`` rows (better objective)."""
     cells: dict[tuple, list[dict]] = defaultdict(list)
     for r in csv.DictReader(path.open()):
         if r["problem"] == problem:
             cells[(int(r["size"]), float(r["capacity"]), r["method"])].append(r)
-    print(f"| {problem} size | C | method | instances | obj | ref obj | gap % | s / instance |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"| {problem} size | C | method | instances | obj | ref obj | gap % | s / instance | "
+          "beats nn |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    sign = -1.0 if problem == "kp" else 1.0  # lower is better after the sign
     for (size, capacity, method), rs in sorted(cells.items()):
         mean = {k: float(np.mean([float(r[k]) for r in rs]))
                 for k in ("cost", "reference", "gap_pct", "seconds")}
+        nn = {int(r["index"]): sign * float(r["cost"]) for r in cells.get((size, capacity, "nn"), [])}
+        paired = [sign * float(r["cost"]) < nn[int(r["index"])] for r in rs
+                  if int(r["index"]) in nn]
+        beats = f"{sum(paired)}/{len(paired)}" if paired and method != "nn" else ""
         cap = f"{capacity:g}" if problem == "kp" else "-"
         print(f"| {size} | {cap} | {method} | {len(rs)} | {mean['cost']:.4f} | "
-              f"{mean['reference']:.4f} | {mean['gap_pct']:.3f} | {mean['seconds']:.3f} |")
+              f"{mean['reference']:.4f} | {mean['gap_pct']:.3f} | {mean['seconds']:.3f} | "
+              f"{beats} |")
 
 
 if __name__ == "__main__":
