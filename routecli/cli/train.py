@@ -67,9 +67,12 @@ def train(
     val_instances: Annotated[int, typer.Option(metavar="N", help="Validation instances.")] = 64,
     val_every: Annotated[int, typer.Option(metavar="N", help="Validate every N steps.")] = 200,
     val_time_limit: Annotated[float, typer.Option(
-        metavar="SECONDS", help="PyVRP seconds per validation reference.")] = 1.0,
+        metavar="SECONDS", help="PyVRP budget per validation reference, in seconds of a quiet "
+        "core: run as the iteration count a quiet core makes in that time, so references do "
+        "not depend on machine load.")] = 1.0,
     label_time_limit: Annotated[float, typer.Option(
-        metavar="SECONDS", help="PyVRP seconds per label in imitation and supervised stages.")
+        metavar="SECONDS", help="PyVRP budget per label in imitation and supervised stages, "
+        "in seconds of a quiet core (an iteration count, as for validation).")
     ] = 0.1,
     labels: Annotated[str, typer.Option(
         metavar="FOLDER", help="Label pools of supervised stages, reused by later runs.")
