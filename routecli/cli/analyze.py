@@ -4,6 +4,7 @@ beside the PE paper's values (Table 1; Section 3.1)."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import shlex
@@ -104,19 +105,25 @@ def command_line() -> str:
 
 
 def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
-    """Write ``rows`` as CSV (one line each) or JSON (``meta`` + rows), atomically."""
+    """Write ``rows`` as CSV (one line each) or JSON (``meta`` with routecli's version and
+    commit, then the rows), atomically."""
     if out is None:
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    with open(tmp, "w", newline="") as fh:
-        if out.suffix == ".json":  # NaN (undefined value) becomes null
-            json.dump(_no_nan({**meta, "rows": rows}), fh, indent=2, default=_json_number)
-        else:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-    tmp.replace(out)
+    from importlib.metadata import version
+
+    from routecli.atomic import atomic_write_text
+    from routecli.bench.results import git_commit
+
+    if out.suffix == ".json":  # NaN (undefined value) becomes null
+        meta = {"routecli": version("routecli"), "commit": git_commit(), **meta}
+        text = json.dumps(_no_nan({**meta, "rows": rows}), indent=2, default=_json_number)
+    else:
+        buffer = io.StringIO(newline="")
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buffer.getvalue()
+    atomic_write_text(out, text)
     console.print(f"wrote {out}")
 
 
