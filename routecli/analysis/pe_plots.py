@@ -21,6 +21,7 @@ import torch
 
 from routecli.pe import RouteBatch, apply_rotary, get_pe
 from routecli.pe.base import PositionalEncoding
+from routecli.plots.figure import save_png
 
 PLOTS = ("heatmap", "similarity", "channels", "angles", "pca")
 
@@ -71,7 +72,7 @@ def plot_heatmap(pe: PositionalEncoding, name: str, walk: RouteBatch, path: Path
     ax.set_title(f"{name}: {what}, longest route as a closed walk")
     ax.set_ylabel("position i (depot at 0 and L)")
     ax.set_xlabel("channel" if pe.kind == "node" else "position j")
-    return _save(fig, path)
+    return save_png(fig, path, dpi=110)
 
 
 def plot_similarity(pe: PositionalEncoding, name: str, walk: RouteBatch, path: Path) -> Path:
@@ -87,7 +88,7 @@ def plot_similarity(pe: PositionalEncoding, name: str, walk: RouteBatch, path: P
     ax.set_title(f"{name}: cosine similarity S[i, j]; S[0, L] = {sim[0, -1]:.3f}")
     ax.set_xlabel("position j")
     ax.set_ylabel("position i")
-    return _save(fig, path)
+    return save_png(fig, path, dpi=110)
 
 
 def plot_channels(walk: RouteBatch, dim: int, path: Path, channels: tuple[int, ...] = (0, 1, 2, 5)
@@ -106,7 +107,7 @@ def plot_channels(walk: RouteBatch, dim: int, path: Path, channels: tuple[int, .
     axes[1].set_title("IPE against the index i: irregular steps")
     axes[1].set_xlabel("within-route index i")
     axes[0].legend(fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path, dpi=110)
 
 
 def plot_angles(batch: RouteBatch, path: Path, row: int = 0) -> Path:
@@ -124,7 +125,7 @@ def plot_angles(batch: RouteBatch, path: Path, row: int = 0) -> Path:
     ax.set_title("XPE input: depot-relative angle theta_v per route")
     if len(np.unique(route)) <= 20:
         ax.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=7)
-    return _save(fig, path)
+    return save_png(fig, path, dpi=110)
 
 
 def plot_pca(pe: PositionalEncoding, name: str, batch: RouteBatch, path: Path, row: int = 0
@@ -153,20 +154,7 @@ def plot_pca(pe: PositionalEncoding, name: str, batch: RouteBatch, path: Path, r
     ax.set_ylabel("PC 2")
     if len(np.unique(route)) <= 20:
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7)
-    return _save(fig, path)
-
-
-def _save(fig, path: Path) -> Path:  # noqa: ANN001 - a matplotlib figure
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".part.png")
-    fig.tight_layout()
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_png(fig, path, dpi=110)
 
 
 def plot_pe(batch: RouteBatch, name: str, plots: tuple[str, ...], out_dir: Path, dim: int = 32,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routecli.bench.runner import BenchRow
+from routecli.plots.figure import save_png
 
 # MiLoop Table 2's size groups: TSPLIB by nodes, CVRPLIB by customers.
 BUCKETS: dict[str, list[tuple[float, float, str]]] = {
@@ -112,9 +113,7 @@ def plot_gaps(rows: list[BenchRow], path: Path, title: str,
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def write_report(rows: list[BenchRow], out: Path, title: str,

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from routecli.atomic import atomic_write, atomic_write_text
+from routecli.atomic import atomic_write_text
 from routecli.baselines.reference import reference_solutions
 from routecli.errors import OptionError
 from routecli.generate import batch_instances, load_batch, save_batch
@@ -33,6 +33,7 @@ from routecli.improve.model import DACT, DACTConfig, load_model, parse_pe, to_ch
 from routecli.improve.n2s import N2S, N2SConfig, load_n2s, n2s_checkpoint
 from routecli.improve.train import PPOConfig, evaluate, generate_instances, train
 from routecli.pe.registry import PE_REGISTRY
+from routecli.plots.figure import save_png
 from routecli.problems import cost
 from routecli.train.checkpoint import save
 
@@ -476,9 +477,7 @@ def plot(summaries: list[Summary], path: Path, caption: str) -> None:
     ax.set_title(caption, fontsize=9)
     ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1.16), ncol=2,
               fontsize=8, frameon=False)
-    fig.tight_layout()
-    atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=130))
-    plt.close(fig)
+    save_png(fig, path, dpi=130)
 
 
 def report(protocol: Protocol, out: Path, pes: list[str], command: str, stem: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from routecli.plots.figure import save_png
+
 
 def plot_curves(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], path: str | Path,
                 xlabel: str, ylabel: str, baseline: float | None = None) -> None:
@@ -24,6 +26,4 @@ def plot_curves(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], p
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_png(fig, path)

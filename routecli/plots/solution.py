@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from routecli.plots.figure import save_png
 from routecli.problems import Instance, Routes, Solution, Tour, gap
 
 
@@ -49,9 +50,4 @@ def plot_solution(instance: Instance, solution: Solution, path: str | Path,
     ax.set_aspect("equal")
     ax.set_xticks([])
     ax.set_yticks([])
-    fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=130)
-    plt.close(fig)
-    return out
+    return save_png(fig, path, dpi=130)
