@@ -52,17 +52,6 @@ FIELDS = ["set", "set_size", "index", "budget", "iterations", "cost", "doubled_i
           "cpu_seconds", "timed_out"]
 
 
-def stop_point(improved_at: list[int], budget: ReferenceBudget) -> int:
-    """The iteration at which a run with these improvements stops on ``budget`` (the same
-    rule as ``routecli.baselines.hgs``: after ``iterations``, or ``no_improvement`` iterations
-    after the last improvement)."""
-    for last, following in zip(improved_at, [*improved_at[1:], None], strict=True):
-        stall_stop = last + budget.no_improvement
-        if following is None or following > stall_stop:
-            return min(budget.iterations, stall_stop)
-    raise AssertionError("unreachable: the last improvement always stops the loop")
-
-
 def best_at(improved_at: list[int], costs: list[float], iteration: int) -> float:
     """Best cost after ``iteration`` iterations."""
     return costs[int(np.searchsorted(improved_at, iteration, side="right")) - 1]
@@ -94,13 +83,12 @@ def check_instance(name: str, size: int, index: int, instance: Instance,
     budget = reference_budget(instance.problem, instance.size)
     doubled = budget.scaled(2)
     run, costs, cpu = recorded_run(instance, doubled, early=budget)
-    (plain,) = run.early
+    (plain,), (plain_iterations,) = run.early, run.early_iterations
     check(instance, run.solution)
     check(instance, plain)
     if not run.timed_out:
         store(cache_path(instance, doubled), instance, run.solution)
         store(cache_path(instance, budget), instance, plain)
-    plain_iterations = stop_point(run.improved_at, budget)
     plain_cost = best_at(run.improved_at, costs, plain_iterations)
     if verify:
         direct, direct_costs, _ = recorded_run(instance, budget)
