@@ -291,11 +291,41 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
     return test, reference
 
 
+def versus_pe(protocol: Protocol) -> str:
+    """The PE every other one is compared with: the problem's IPE+XPE (N2S: HA-N2S's)."""
+    return ours(protocol.problem)[1] if protocol.backbone == "dact" else "ipe_xpe"
+
+
+UNTRAINED_SEED = 0
+
+
+def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.ndarray,
+                       log: Callable[[str], None] = print) -> None:
+    """The control that says what training bought: the reference PE's policy at its seed-0
+    initial weights, evaluated like every trained one (``untrained.csv``; once per folder)."""
+    path = out / "untrained.csv"
+    if read_rows(path):
+        return
+    pe = versus_pe(protocol)
+    model = build(protocol, pe, UNTRAINED_SEED)
+    started = time.perf_counter()
+    best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
+                       seed=protocol.test_seed, augment=protocol.augment)
+    costs = best.double().numpy()
+    row = {"pe": pe, "seed": UNTRAINED_SEED, "obj": float(costs.mean()),
+           "gap_pct": float((100.0 * (costs - reference) / reference).mean()), "train_seconds": 0,
+           "eval_seconds": round(time.perf_counter() - started, 1),
+           "parameters": sum(p.numel() for p in model.parameters())}
+    append_rows(path, ROW_FIELDS, [row])
+    log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
+
+
 def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
         log: Callable[[str], None] = print, progress: bool = True) -> None:
     """Train and evaluate every missing (PE, seed) pair, appending rows as they finish; seed by
     seed, so an interrupted run has every PE on its first seeds."""
     test, reference = prepare(protocol, out, progress)
+    evaluate_untrained(protocol, out, test, reference, log)
     done = {(r["pe"], int(r["seed"])) for r in read_rows(out / "rows.csv")}
     for seed in seeds:
         for pe in pes:
@@ -386,7 +416,7 @@ def summarize(protocol: Protocol, out: Path, pes: list[str] | None = None,
         per_seed.setdefault(int(r["seed"]), np.full(len(reference), np.nan))[int(r["instance"])] \
             = float(r["cost"])
     order = pes or list(dict.fromkeys(r["pe"] for r in rows))
-    versus = versus or (ours(protocol.problem)[1] if protocol.backbone == "dact" else "ipe_xpe")
+    versus = versus or versus_pe(protocol)
 
     def instance_means(pe: str, seeds: set[int]) -> np.ndarray:
         return np.mean([costs[pe][s] for s in sorted(seeds)], axis=0)
@@ -424,8 +454,9 @@ def fmt_p(p: float | None) -> str:
 
 
 def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray,
-             versus: str, command: str) -> str:
-    """The summary as a Markdown table (ours beside the paper's), with the command."""
+             versus: str, command: str, untrained: dict[str, str] | None = None) -> str:
+    """The summary as a Markdown table (ours beside the paper's), with the command; the
+    untrained control (a row of ``untrained.csv``) last, when given."""
     problem = protocol.problem.upper()
     scale = f"{problem}-{protocol.size}"
     paper_ref = PAPER_REFERENCE.get(protocol.problem)
@@ -439,6 +470,10 @@ def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray
             f"{fmt(s.gap)} ± {fmt(s.gap_sd)} | "
             f"{'-' if s.wins is None else f'{s.wins}/{s.losses}'} | {fmt_p(s.p_value)} | "
             f"{fmt(s.paper[0]) if s.paper else '-'} | {fmt(s.paper[1]) if s.paper else '-'} |")
+    if untrained is not None:
+        lines.append(f"| control: {title(untrained['pe'])}, untrained (seed "
+                     f"{untrained['seed']}) | 1 | {float(untrained['obj']):.4f} | "
+                     f"{float(untrained['gap_pct']):.2f} | | | - | - |")
     schedule = protocol.schedule
     return (f"{scale}, {protocol.backbone.upper()} backbone, budget {protocol.budget}: "
             f"{schedule.epochs} epochs x {schedule.batches} batches x {schedule.batch_size} "
@@ -482,10 +517,12 @@ def plot(summaries: list[Summary], path: Path, caption: str) -> None:
 
 def report(protocol: Protocol, out: Path, pes: list[str], command: str, stem: str) -> str:
     """Write ``<stem>.md`` and ``<stem>.png`` in ``out`` for ``pes``; returns the Markdown."""
-    versus = ours(protocol.problem)[1] if protocol.backbone == "dact" else "ipe_xpe"
+    versus = versus_pe(protocol)
     summaries = summarize(protocol, out, pes, versus)
     reference = np.array([float(r["cost"]) for r in read_rows(out / "reference.csv")])
-    text = markdown(protocol, summaries, reference, versus, command)
+    untrained = read_rows(out / "untrained.csv")
+    text = markdown(protocol, summaries, reference, versus, command,
+                    untrained[0] if untrained else None)
     atomic_write_text(out / f"{stem}.md", text)
     plot(summaries, out / f"{stem}.png",
          f"{protocol.problem.upper()}-{protocol.size}, {protocol.backbone.upper()}, "
