@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                       lr=args.lr, decay_at=1.0, init=args.init or str(shipped(f"{name}.pt")),
                       val_size=args.val_size, val_instances=args.val_instances,
                       val_time_limit=args.val_time_limit, label_jobs=args.jobs,
-                      device=args.device, precision="bf16", compile=args.device == "cpu",
+                      device=args.device, precision="auto", compile=args.device == "cpu",
                       activation_gb=args.activation_gb or activation_budget(args.device))
     trainer = Trainer(cfg, progress=False)
     started = time.perf_counter()

@@ -86,8 +86,9 @@ def train(
         "integer grids, clustered or not, normalised as files are read; CVRP depots, demand "
         "ranges and routes of 5 to 150 customers varied).")] = "uniform",
     precision: Annotated[str, typer.Option(
-        metavar="NAME", help="bf16 (bfloat16 autocast, float32 master weights) or fp32.")
-    ] = "bf16",
+        metavar="NAME", help="auto (bf16 where the CPU or GPU multiplies bfloat16 natively, "
+        "else fp32), bf16 (bfloat16 autocast, float32 master weights) or fp32.")
+    ] = "auto",
     compile: Annotated[bool, typer.Option(
         help="Fuse the policy's elementwise work with torch.compile on CPU (needs a C++ "
         "compiler; without one it runs eagerly, with a warning).")] = True,
@@ -124,8 +125,8 @@ def train(
                                  param_hint="--kp-capacity")
     if loss not in ("dpo", "reinforce"):
         raise typer.BadParameter("choose dpo or reinforce", param_hint="--loss")
-    if precision not in ("bf16", "fp32"):
-        raise typer.BadParameter("choose bf16 or fp32", param_hint="--precision")
+    if precision not in ("auto", "bf16", "fp32"):
+        raise typer.BadParameter("choose auto, bf16 or fp32", param_hint="--precision")
     if distribution not in ("uniform", "mixed") or (distribution == "mixed"
                                                     and problem not in ("tsp", "cvrp")):
         raise typer.BadParameter("choose uniform, or mixed for tsp and cvrp",

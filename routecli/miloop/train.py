@@ -20,8 +20,10 @@ may draw its size per step from a range, and ``distribution`` = ``mixed`` trains
 instances normalised as files are read, with CVRP routes of 5 to 150 customers.
 
 Speed (CPU): ``precision`` = ``bf16`` runs the policy under a bfloat16 autocast with float32
-master weights, ``compile`` fuses its elementwise work (:mod:`routecli.nn.fused`), and
-activations are recomputed in backward only when a step's would exceed ``activation_gb``.
+master weights (``auto``, the default, picks it only where the device multiplies bfloat16
+natively: emulated, it is several times slower than float32), ``compile`` fuses its
+elementwise work (:mod:`routecli.nn.fused`), and activations are recomputed in backward only
+when a step's would exceed ``activation_gb``.
 
 Data parallelism: the rollout calls the policy once per construction step, which does not fit
 ``DistributedDataParallel``'s one-forward-per-backward hooks, so after ``backward`` gradients
@@ -35,7 +37,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,10 +50,10 @@ from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.miloop.labels import DISTRIBUTIONS, LabelPool, label_sequences, training_batch
 from routecli.miloop.model import (
     KIND,
-    PRECISIONS,
     MiLoop,
     MiLoopConfig,
     load_policy,
+    resolve_precision,
     rollout,
     to_checkpoint,
 )
@@ -159,7 +161,8 @@ class TrainConfig:
     label_instances: int = 1000  # instances per size in a supervised stage's pool
     label_jobs: int = 1  # processes computing labels and validation references
     distribution: str = "uniform"  # training instances: uniform | mixed (labels module)
-    precision: str = "bf16"  # bf16 | fp32 (rollouts; master weights stay float32)
+    precision: str = "auto"  # auto | bf16 | fp32 (rollouts; master weights stay float32;
+    # auto: bf16 where the device multiplies it natively, see model.native_bf16)
     compile: bool = False  # fuse the policy's elementwise work with torch.compile (CPU; the CLI
     # default)
     activation_gb: float = 8.0  # recompute activations in backward above this estimate
@@ -262,8 +265,7 @@ class Trainer:
     """Owns model, optimizer and run folder; :meth:`run` trains until the curriculum ends."""
 
     def __init__(self, cfg: TrainConfig, resume: bool = False, progress: bool = True):
-        if cfg.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}")
+        cfg = replace(cfg, precision=resolve_precision(cfg.precision, cfg.device))
         if cfg.distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}")
         self.cfg = cfg

@@ -147,3 +147,10 @@ def test_supervised_stage_trains_on_a_reused_label_pool_of_mixed_sizes(tmp_path,
                                          for r in records)
         assert {r["size"] for r in records} <= {6, 10, 12}
     assert calls and sum(calls) == 3 * len(calls) and len(calls) <= 3  # run b labelled nothing
+
+
+@pytest.mark.parametrize("native, chosen", [(False, "fp32"), (True, "bf16")])
+def test_auto_precision_follows_the_hardware(tmp_path, monkeypatch, native, chosen):
+    monkeypatch.setattr("routecli.miloop.model.native_bf16", lambda device="cpu": native)
+    assert Trainer(tiny_config(tmp_path, precision="auto")).cfg.precision == chosen
+    assert Trainer(tiny_config(tmp_path / "x", precision="fp32")).cfg.precision == "fp32"
