@@ -104,7 +104,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="20,50,100")
     parser.add_argument("--problems", default="tsp,cvrp")
     parser.add_argument("--out", default=None, help="also write the table to this markdown file")
+    parser.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"],
+                        help="the after columns' precision (auto: routecli train's rule)")
     args = parser.parse_args()
+    AFTER["precision"] = resolve_precision(args.precision)
     torch.set_num_threads(args.threads)
     sizes = {int(s) for s in args.sizes.split(",")}
     problems = args.problems.split(",")
