@@ -13,11 +13,14 @@ IPE+XPE over test instances (wins, Wilcoxon signed-rank p) and the paper's value
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
 import math
+import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -250,11 +253,13 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 
 def append_rows(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
-    """Append rows to a CSV (header first when new), flushed to disk before returning."""
-    new = not path.is_file()
+    """Append rows to a CSV (header first when new), flushed to disk before returning; under
+    an exclusive lock, so processes sharing a run folder never interleave their rows."""
     with open(path, "a", newline="") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0, os.SEEK_END)  # another process may have appended since the open
         writer = csv.DictWriter(handle, fieldnames=fields)
-        if new:
+        if handle.tell() == 0:
             writer.writeheader()
         writer.writerows(rows)
         handle.flush()
@@ -320,50 +325,122 @@ def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.
     log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
 
 
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def boot_id() -> str:
+    """This machine boot's identity (Linux), so a lock left by a process of an earlier boot,
+    whose pid may now belong to another process, counts as stale."""
+    try:
+        return BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
+
+
+def lock_holder_alive(lock: Path) -> bool:
+    """Whether the process that wrote ``lock`` (``pid boot-id``) still runs; a lock still being
+    written (empty) counts as held."""
+    try:
+        pid, _, boot = lock.read_text().partition(" ")
+    except FileNotFoundError:
+        return False
+    if not pid:
+        return True
+    if boot.strip() != boot_id():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError):
+        return True
+    return True
+
+
+@contextmanager
+def claimed(lock: Path) -> Iterator[bool]:
+    """Whether this process holds ``lock``, created exclusively with its pid; a lock whose
+    process has ended (crash, killed session) is taken over. Removed on leaving. This lets
+    several processes on one machine share a run folder (one core each), each taking the
+    (PE, seed) pairs no other one holds."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            break
+        except FileExistsError:
+            if lock_holder_alive(lock):
+                yield False
+                return
+            lock.unlink(missing_ok=True)
+    else:
+        yield False
+        return
+    with os.fdopen(fd, "w") as handle:
+        handle.write(f"{os.getpid()} {boot_id()}")
+    try:
+        yield True
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def finished(out: Path) -> set[tuple[str, int]]:
+    return {(r["pe"], int(r["seed"])) for r in read_rows(out / "rows.csv")}
+
+
 def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
         log: Callable[[str], None] = print, progress: bool = True) -> None:
     """Train and evaluate every missing (PE, seed) pair, appending rows as they finish; seed by
-    seed, so an interrupted run has every PE on its first seeds."""
+    seed, so an interrupted run has every PE on its first seeds. Pairs that another process
+    on this machine is running in ``out`` (its lock in ``models/``) are left to it."""
     test, reference = prepare(protocol, out, progress)
-    evaluate_untrained(protocol, out, test, reference, log)
-    done = {(r["pe"], int(r["seed"])) for r in read_rows(out / "rows.csv")}
+    with claimed(out / "untrained.lock") as mine:
+        if mine:
+            evaluate_untrained(protocol, out, test, reference, log)
     for seed in seeds:
         for pe in pes:
-            if (pe, seed) in done:
-                continue
             model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
-            started = time.perf_counter()
-            if model_path.is_file():
-                model = load(protocol, model_path)
-                train_seconds = float(json.loads(
-                    (model_path.with_suffix(".json")).read_text())["train_seconds"])
-            else:
-                model = build(protocol, pe, seed)
-                history: list[dict[str, Any]] = []
-                train(model, protocol.problem, protocol.size, protocol.schedule, seed,
-                      log=history.append)
-                train_seconds = time.perf_counter() - started
-                meta = {"pe": pe, "seed": seed, "train_seconds": train_seconds,
-                        "protocol": asdict(protocol)}
-                save_model(model, model_path, meta)
-                atomic_write_text(model_path.with_suffix(".json"),
-                                  json.dumps({**meta, "history": history}, indent=1))
-            started = time.perf_counter()
-            best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
-                               seed=protocol.test_seed, augment=protocol.augment)
-            eval_seconds = time.perf_counter() - started
-            costs = best.double().numpy()
-            gaps = 100.0 * (costs - reference) / reference
-            append_rows(out / "costs.csv", ["pe", "seed", "instance", "cost"],
-                        [{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
-                         for k, c in enumerate(costs)])
-            row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
-                   "gap_pct": float(gaps.mean()), "train_seconds": round(train_seconds, 1),
-                   "eval_seconds": round(eval_seconds, 1),
-                   "parameters": sum(p.numel() for p in model.parameters())}
-            append_rows(out / "rows.csv", ROW_FIELDS, [row])
-            log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
-                f"(train {train_seconds:.0f} s, eval {eval_seconds:.0f} s)")
+            with claimed(model_path.with_suffix(".lock")) as mine:
+                if mine and (pe, seed) not in finished(out):
+                    run_pair(protocol, pe, seed, out, test, reference, log)
+
+
+def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, test: dict,
+             reference: np.ndarray, log: Callable[[str], None]) -> None:
+    """Train (or load the trained weights of) one (PE, seed), evaluate, append its rows."""
+    model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
+    started = time.perf_counter()
+    if model_path.is_file():
+        model = load(protocol, model_path)
+        train_seconds = float(json.loads(
+            (model_path.with_suffix(".json")).read_text())["train_seconds"])
+    else:
+        model = build(protocol, pe, seed)
+        history: list[dict[str, Any]] = []
+        train(model, protocol.problem, protocol.size, protocol.schedule, seed,
+              log=history.append)
+        train_seconds = time.perf_counter() - started
+        meta = {"pe": pe, "seed": seed, "train_seconds": train_seconds,
+                "protocol": asdict(protocol)}
+        save_model(model, model_path, meta)
+        atomic_write_text(model_path.with_suffix(".json"),
+                          json.dumps({**meta, "history": history}, indent=1))
+    started = time.perf_counter()
+    best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
+                       seed=protocol.test_seed, augment=protocol.augment)
+    eval_seconds = time.perf_counter() - started
+    costs = best.double().numpy()
+    gaps = 100.0 * (costs - reference) / reference
+    append_rows(out / "costs.csv", ["pe", "seed", "instance", "cost"],
+                [{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
+                 for k, c in enumerate(costs)])
+    row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
+           "gap_pct": float(gaps.mean()), "train_seconds": round(train_seconds, 1),
+           "eval_seconds": round(eval_seconds, 1),
+           "parameters": sum(p.numel() for p in model.parameters())}
+    append_rows(out / "rows.csv", ROW_FIELDS, [row])
+    log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
+        f"(train {train_seconds:.0f} s, eval {eval_seconds:.0f} s)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -72,3 +72,41 @@ def test_compare_pe_runs_end_to_end_and_resumes(tmp_path, monkeypatch):
         assert len(list(csv.DictReader(handle))) == 1  # the control is evaluated once
     other = [*args[:-4], "--test-size", "5", "--out", str(out)]
     assert main(other) == 2  # another protocol in the same folder is refused
+
+
+def test_a_lock_is_exclusive_while_its_process_lives_and_taken_over_after(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    lock = tmp_path / "models" / "pair.lock"
+    with compare.claimed(lock) as first:
+        assert first and lock.read_text().startswith(f"{os.getpid()} ")
+        with compare.claimed(lock) as second:
+            assert not second  # held by a live process (this one)
+    assert not lock.exists()  # released on leaving
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    lock.write_text(f"{ended.stdout.strip()} {compare.boot_id()}")
+    with compare.claimed(lock) as taken:
+        assert taken  # its process has ended: stale
+    lock.write_text(f"{os.getpid()} another-boot")
+    with compare.claimed(lock) as taken:
+        assert taken  # written before this boot: the pid may be another process's now
+
+
+def test_pairs_another_process_holds_are_left_to_it(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    (out / "models").mkdir(parents=True)
+    (out / "models" / "nope-s0.lock").write_text(f"{os.getpid()} {compare.boot_id()}")
+    protocol = compare.make_protocol("cvrp", 8, "dact", "smoke:eval_steps=5", test_size=4)
+    compare.run(protocol, ["nope", "xpe"], [0], out, log=lambda line: None, progress=False)
+    assert compare.finished(out) == {("xpe", 0)}
+    (out / "models" / "nope-s0.lock").unlink()
+    compare.run(protocol, ["nope", "xpe"], [0], out, log=lambda line: None, progress=False)
+    assert compare.finished(out) == {("xpe", 0), ("nope", 0)}
+    with open(out / "rows.csv") as handle:
+        assert handle.read().count("pe,seed") == 1  # one header
