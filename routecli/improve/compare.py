@@ -338,14 +338,15 @@ def boot_id() -> str:
 
 
 def lock_holder_alive(lock: Path) -> bool:
-    """Whether the process that wrote ``lock`` (``pid boot-id``) still runs; a lock still being
-    written (empty) counts as held."""
+    """Whether the process that wrote ``lock`` (``pid boot-id``) still runs; an empty lock is
+    being written (held) unless it is older than a minute (its writer died before writing)."""
     try:
         pid, _, boot = lock.read_text().partition(" ")
+        age = time.time() - lock.stat().st_mtime
     except FileNotFoundError:
         return False
     if not pid:
-        return True
+        return age < 60
     if boot.strip() != boot_id():
         return False
     try:

@@ -93,6 +93,12 @@ def test_a_lock_is_exclusive_while_its_process_lives_and_taken_over_after(tmp_pa
     lock.write_text(f"{os.getpid()} another-boot")
     with compare.claimed(lock) as taken:
         assert taken  # written before this boot: the pid may be another process's now
+    lock.write_text("")
+    with compare.claimed(lock) as taken:
+        assert not taken  # being written by its creator
+    os.utime(lock, (0, 0))
+    with compare.claimed(lock) as taken:
+        assert taken  # empty for long: its creator died before writing
 
 
 def test_pairs_another_process_holds_are_left_to_it(tmp_path, monkeypatch):
