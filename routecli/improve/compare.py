@@ -301,6 +301,22 @@ def versus_pe(protocol: Protocol) -> str:
     return ours(protocol.problem)[1] if protocol.backbone == "dact" else "ipe_xpe"
 
 
+def evaluate_row(protocol: Protocol, model: Model, pe: str, seed: int, test: dict,
+                 reference: np.ndarray, train_seconds: float) -> tuple[np.ndarray, dict[str, Any]]:
+    """Improve the test set with ``model`` on the protocol's step budget: per-instance costs and
+    the ``rows.csv`` row (mean objective and gap to ``reference``)."""
+    started = time.perf_counter()
+    best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
+                       seed=protocol.test_seed, augment=protocol.augment)
+    costs = best.double().numpy()
+    row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
+           "gap_pct": float((100.0 * (costs - reference) / reference).mean()),
+           "train_seconds": round(train_seconds, 1),
+           "eval_seconds": round(time.perf_counter() - started, 1),
+           "parameters": sum(p.numel() for p in model.parameters())}
+    return costs, row
+
+
 UNTRAINED_SEED = 0
 
 
@@ -312,15 +328,8 @@ def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.
     if read_rows(path):
         return
     pe = versus_pe(protocol)
-    model = build(protocol, pe, UNTRAINED_SEED)
-    started = time.perf_counter()
-    best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
-                       seed=protocol.test_seed, augment=protocol.augment)
-    costs = best.double().numpy()
-    row = {"pe": pe, "seed": UNTRAINED_SEED, "obj": float(costs.mean()),
-           "gap_pct": float((100.0 * (costs - reference) / reference).mean()), "train_seconds": 0,
-           "eval_seconds": round(time.perf_counter() - started, 1),
-           "parameters": sum(p.numel() for p in model.parameters())}
+    _, row = evaluate_row(protocol, build(protocol, pe, UNTRAINED_SEED), pe, UNTRAINED_SEED,
+                          test, reference, train_seconds=0)
     append_rows(path, ROW_FIELDS, [row])
     log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
 
@@ -403,13 +412,13 @@ def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
             model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
             with claimed(model_path.with_suffix(".lock")) as mine:
                 if mine and (pe, seed) not in finished(out):
-                    run_pair(protocol, pe, seed, out, test, reference, log)
+                    run_pair(protocol, pe, seed, out, model_path, test, reference, log)
 
 
-def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, test: dict,
+def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path, test: dict,
              reference: np.ndarray, log: Callable[[str], None]) -> None:
-    """Train (or load the trained weights of) one (PE, seed), evaluate, append its rows."""
-    model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
+    """Train one (PE, seed) (or load its weights from ``model_path``), evaluate it and append
+    its rows."""
     started = time.perf_counter()
     if model_path.is_file():
         model = load(protocol, model_path)
@@ -426,22 +435,13 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, test: dict,
         save_model(model, model_path, meta)
         atomic_write_text(model_path.with_suffix(".json"),
                           json.dumps({**meta, "history": history}, indent=1))
-    started = time.perf_counter()
-    best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
-                       seed=protocol.test_seed, augment=protocol.augment)
-    eval_seconds = time.perf_counter() - started
-    costs = best.double().numpy()
-    gaps = 100.0 * (costs - reference) / reference
+    costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds)
     append_rows(out / "costs.csv", ["pe", "seed", "instance", "cost"],
                 [{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
                  for k, c in enumerate(costs)])
-    row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
-           "gap_pct": float(gaps.mean()), "train_seconds": round(train_seconds, 1),
-           "eval_seconds": round(eval_seconds, 1),
-           "parameters": sum(p.numel() for p in model.parameters())}
     append_rows(out / "rows.csv", ROW_FIELDS, [row])
     log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
-        f"(train {train_seconds:.0f} s, eval {eval_seconds:.0f} s)")
+        f"(train {train_seconds:.0f} s, eval {row['eval_seconds']:.0f} s)")
 
 
 # --------------------------------------------------------------------------------------------

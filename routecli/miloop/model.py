@@ -46,8 +46,9 @@ PRECISIONS = ("fp32", "bf16")
 
 def native_bf16(device: torch.device | str = "cpu") -> bool:
     """Whether ``device`` multiplies bfloat16 matrices natively. A CPU without AVX-512 BF16 or
-    AMX emulates them: a bfloat16 training step measured 7.5x slower than float32 on an AVX2
-    EPYC (``benchmarks/bench_miloop.py``), where one with AVX-512 BF16 ran it ~4x faster."""
+    AMX emulates them: a bfloat16 training step measured 6.4x slower than float32 on an AVX2
+    EPYC (``benchmarks/results/miloop_throughput_avx2{,_bf16}.md``), where one with AVX-512
+    BF16 ran it ~4x faster than the old float32 path."""
     if torch.device(device).type == "cuda":
         return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
     try:
