@@ -122,6 +122,7 @@ PAPER_TABLE4 = {
 }
 PAPER_REFERENCE = {"cvrp": (15.58, "HGS, CVRP-100"), "vrptw": (25.42, "HGS, VRPTW-100"),
                    "pdtsp": (6.87, "LKH, PDTSP-51")}
+PAPER_TABLE6_REFERENCE = {21: 4.563, 51: 6.862, 101: 9.428}  # LKH (10k), Table 6
 PAPER_TABLE6 = {  # PDTSP-size: (Obj., Gap %) with 3k steps; the reference is LKH (10k)
     "n2s": {21: (4.565, 0.05), 51: (7.027, 2.40), 101: (9.846, 4.44)},
     "ipe_xpe": {21: (4.564, 0.03), 51: (6.997, 1.96), 101: (9.701, 2.89)},
@@ -132,6 +133,13 @@ def paper_value(pe: str, problem: str, backbone: str, size: int) -> tuple[float,
     if backbone == "n2s":
         return PAPER_TABLE6.get(pe, {}).get(size)
     return PAPER_TABLE4.get(pe, {}).get(problem)
+
+
+def paper_reference(problem: str, backbone: str, size: int) -> float | None:
+    """The paper's reference objective for the table this protocol reproduces."""
+    if backbone == "n2s":
+        return PAPER_TABLE6_REFERENCE.get(size)
+    return PAPER_REFERENCE[problem][0] if problem in PAPER_REFERENCE else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -537,17 +545,19 @@ def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray
     untrained control (a row of ``untrained.csv``) last, when given."""
     problem = protocol.problem.upper()
     scale = f"{problem}-{protocol.size}"
-    paper_ref = PAPER_REFERENCE.get(protocol.problem)
+    paper_ref = paper_reference(protocol.problem, protocol.backbone, protocol.size)
+    digits = 3 if protocol.backbone == "n2s" else 2  # Table 6 prints three decimals
     head = (f"| PE | seeds | Obj. (mean ± sd) | Gap % (mean ± sd) | vs {versus}: wins/losses | "
             f"Wilcoxon p | paper Obj. | paper Gap % |\n|---|---|---|---|---|---|---|---|\n")
     lines = [f"| reference ({protocol.reference}) | | {reference.mean():.4f} "
-             f"| - | | | {paper_ref[0] if paper_ref else '-'} | - |"]
+             f"| - | | | {fmt(paper_ref, digits)} | - |"]
     for s in summaries:
         lines.append(
             f"| {s.title} | {s.seeds} | {fmt(s.obj, 4)} ± {fmt(s.obj_sd, 4)} | "
             f"{fmt(s.gap)} ± {fmt(s.gap_sd)} | "
             f"{'-' if s.wins is None else f'{s.wins}/{s.losses}'} | {fmt_p(s.p_value)} | "
-            f"{fmt(s.paper[0]) if s.paper else '-'} | {fmt(s.paper[1]) if s.paper else '-'} |")
+            f"{fmt(s.paper[0], digits) if s.paper else '-'} | "
+            f"{fmt(s.paper[1]) if s.paper else '-'} |")
     if untrained is not None:
         lines.append(f"| control: {title(untrained['pe'])}, untrained (seed "
                      f"{untrained['seed']}) | 1 | {float(untrained['obj']):.4f} | "

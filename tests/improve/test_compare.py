@@ -34,6 +34,14 @@ def test_every_listed_pe_has_the_papers_value():
     assert compare.paper_value("n2s", "pdtsp", "n2s", 21) == (4.565, 0.05)
 
 
+def test_the_paper_reference_is_the_one_of_the_reproduced_table():
+    # Table 6 (N2S) has LKH at each PDTSP size; Table 4 one reference per problem
+    assert compare.paper_reference("pdtsp", "n2s", 21) == 4.563
+    assert compare.paper_reference("pdtsp", "n2s", 101) == 9.428
+    assert compare.paper_reference("pdtsp", "dact", 51) == 6.87
+    assert compare.paper_reference("cvrp", "dact", 20) == 15.58
+
+
 def test_budgets_parse_with_overrides():
     schedule, steps = compare.parse_budget("cpu:epochs=7,eval_steps=50,lr_actor=0.002", "dact")
     assert schedule.epochs == 7 and steps == 50 and schedule.lr_actor == 0.002
