@@ -7,7 +7,8 @@ tours with the same step budget, and record the mean objective and gap to a PyVR
 Rows land in ``rows.csv`` and per-instance costs in ``costs.csv`` as they finish, so a rerun with
 the same ``--out`` skips finished (PE, seed) pairs; trained weights stay in ``models/``.
 The summary gives, per PE, the mean and the spread over seeds, the paired comparison with
-IPE+XPE over test instances (wins, Wilcoxon signed-rank p) and the paper's values beside ours.
+IPE+XPE over test instances (wins, Wilcoxon signed-rank p), Welch's t over the per-seed gaps
+(whether the difference exceeds seed-to-seed noise) and the paper's values beside ours.
 """
 
 from __future__ import annotations
@@ -472,6 +473,7 @@ class Summary:
     wins: int | None = None  # instances where the reference PE is better
     losses: int | None = None
     p_value: float | None = None
+    seed_p: float | None = None  # Welch's t over per-seed gaps: is the PE gap beyond seed noise?
     paper: tuple[float, float] | None = None
 
 
@@ -492,7 +494,7 @@ def summarize(protocol: Protocol, out: Path, pes: list[str] | None = None,
               versus: str | None = None) -> list[Summary]:
     """Summaries in ``pes`` order (default: every PE with rows), paired against ``versus``
     (default: the problem's IPE+XPE)."""
-    from scipy.stats import wilcoxon
+    from scipy.stats import ttest_ind, wilcoxon
 
     rows = read_rows(out / "rows.csv")
     reference = np.array([float(r["cost"]) for r in read_rows(out / "reference.csv")])
@@ -507,13 +509,16 @@ def summarize(protocol: Protocol, out: Path, pes: list[str] | None = None,
     def instance_means(pe: str, seeds: set[int]) -> np.ndarray:
         return np.mean([costs[pe][s] for s in sorted(seeds)], axis=0)
 
+    def seed_gaps(pe: str) -> np.ndarray:
+        return np.array([float(r["gap_pct"]) for r in rows if r["pe"] == pe])
+
     out_rows: list[Summary] = []
     for pe in order:
         mine = [r for r in rows if r["pe"] == pe]
         if not mine:
             continue
         objs = np.array([float(r["obj"]) for r in mine])
-        gaps = np.array([float(r["gap_pct"]) for r in mine])
+        gaps = seed_gaps(pe)
         summary = Summary(pe, title(pe), len(mine), float(objs.mean()), spread(objs),
                           float(gaps.mean()), spread(gaps),
                           paper=paper_value(pe, protocol.problem, protocol.backbone,
@@ -526,6 +531,10 @@ def summarize(protocol: Protocol, out: Path, pes: list[str] | None = None,
                 p = float(wilcoxon(diff).pvalue) if np.any(diff != 0) else 1.0
                 summary = replace(summary, wins=int((a < b).sum()), losses=int((a > b).sum()),
                                   p_value=p)
+            theirs = seed_gaps(versus)
+            if min(len(gaps), len(theirs)) > 1 and np.ptp(np.r_[gaps, theirs]) > 0:
+                summary = replace(summary, seed_p=float(
+                    ttest_ind(gaps, theirs, equal_var=False).pvalue))
         out_rows.append(summary)
     return out_rows
 
@@ -548,20 +557,22 @@ def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray
     paper_ref = paper_reference(protocol.problem, protocol.backbone, protocol.size)
     digits = 3 if protocol.backbone == "n2s" else 2  # Table 6 prints three decimals
     head = (f"| PE | seeds | Obj. (mean ± sd) | Gap % (mean ± sd) | vs {versus}: wins/losses | "
-            f"Wilcoxon p | paper Obj. | paper Gap % |\n|---|---|---|---|---|---|---|---|\n")
+            f"Wilcoxon p | seed-level Welch p | paper Obj. | paper Gap % |\n"
+            f"|---|---|---|---|---|---|---|---|---|\n")
     lines = [f"| reference ({protocol.reference}) | | {reference.mean():.4f} "
-             f"| - | | | {fmt(paper_ref, digits)} | - |"]
+             f"| - | | | | {fmt(paper_ref, digits)} | - |"]
     for s in summaries:
         lines.append(
             f"| {s.title} | {s.seeds} | {fmt(s.obj, 4)} ± {fmt(s.obj_sd, 4)} | "
             f"{fmt(s.gap)} ± {fmt(s.gap_sd)} | "
             f"{'-' if s.wins is None else f'{s.wins}/{s.losses}'} | {fmt_p(s.p_value)} | "
+            f"{fmt_p(s.seed_p)} | "
             f"{fmt(s.paper[0], digits) if s.paper else '-'} | "
             f"{fmt(s.paper[1]) if s.paper else '-'} |")
     if untrained is not None:
         lines.append(f"| control: {title(untrained['pe'])}, untrained (seed "
                      f"{untrained['seed']}) | 1 | {float(untrained['obj']):.4f} | "
-                     f"{float(untrained['gap_pct']):.2f} | | | - | - |")
+                     f"{float(untrained['gap_pct']):.2f} | | | | - | - |")
     schedule = protocol.schedule
     return (f"{scale}, {protocol.backbone.upper()} backbone, budget {protocol.budget}: "
             f"{schedule.epochs} epochs x {schedule.batches} batches x {schedule.batch_size} "
