@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import subprocess
 import time
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from routecli.analysis.data import default_budget, instance_set
 from routecli.atomic import atomic_write_text
 from routecli.baselines.hgs import search
 from routecli.baselines.reference import ReferenceBudget, cache_path, reference_solutions, store
+from routecli.bench.results import git_commit
 from routecli.problems import Instance, check
 from routecli.solvers import Stop
 
@@ -144,8 +144,7 @@ def main() -> None:
                 csv.DictWriter(fh, FIELDS).writerows(new)
             rows += [{k: str(v) for k, v in r.items()} for r in new]
             print(f"{name} #{index}: {new[-1]['cpu_seconds']} CPU s", flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=False).stdout.strip()
+    commit = git_commit()
     lines = [f"Table 1 statistics against the PyVRP budget, first {args.instances} instances of "
              f"each analysis set (seed 0), commit {commit}. Budget: times the reference "
              "budget; cost: mean % above the run on the largest budget; each statistic: the "

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from routecli.bench.results import git_commit
+
 FLOOR = 120.0  # seconds
 COMMANDS = (["analyze", "anisometry"], ["analyze", "entropy"], ["probe", "--pe", "all"])
 COMPUTING = "PyVRP references to compute"
@@ -31,8 +33,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     repo = Path(__file__).resolve().parents[1]
-    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    commit = git_commit()
     load = os.getloadavg()[0]
     lines = [f"| command (fresh clone of {commit}, empty caches) | seconds | references "
              f"computed | floor {FLOOR:.0f} s |", "|---|---|---|---|"]

@@ -25,7 +25,6 @@ before, supervised instances/s >= 5x DPO instances/s before.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from routecli.bench.results import git_commit
 from routecli.miloop.decode import decode
 from routecli.miloop.model import MiLoop, MiLoopConfig, resolve_precision, rollout
 from routecli.miloop.train import expand_rollouts, label_env, sample_batch
@@ -149,8 +149,7 @@ def main() -> None:
     lines += ["", *floors]
     print("\n".join(["", *floors]))
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
+        commit = git_commit()
         command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
         Path(args.out).write_text(
             f"# MiLoop training throughput\n\nCommit {commit}; `{command}`\n\n"

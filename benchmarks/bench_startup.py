@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from routecli.bench.results import git_commit
+
 DEMO = "data/demo/cvrp-demo-50.vrp"
 FLOOR = 1.0  # seconds, for the commands marked in COMMANDS
 
@@ -58,8 +60,7 @@ def main() -> int:
         lines.append(f"| `{label}` | {seconds:.2f} | {seconds / baseline:.1f} | {verdict} |")
     print("\n".join(lines))
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
+        commit = git_commit()
         args.out.write_text(
             f"# CLI start-up\n\nCommit {commit}; `python benchmarks/bench_startup.py --repeat "
             f"{args.repeat}`; 1-minute load average {load:.1f} at the start, "

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -33,6 +32,7 @@ from routecli import generate
 from routecli.atomic import atomic_write_text
 from routecli.baselines.hgs import Run, search
 from routecli.baselines.reference import ReferenceBudget, cache_path, reference_budget, store
+from routecli.bench.results import git_commit
 from routecli.generate import batch_instances
 from routecli.problems import Instance, check
 from routecli.solvers import Progress, Stop
@@ -182,8 +182,7 @@ def main() -> None:
     text = table(rows)
     print(text)
     if args.out is not None:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=False).stdout.strip()
+        commit = git_commit()
         sources = "\n".join(f"- {name}: {SETS[name][1]}" for name in names)
         atomic_write_text(args.out, f"# Gain of doubling the PyVRP reference budget\n\n"
                           f"`{' '.join(['python', *sys.argv])}` at commit {commit}; one process; "

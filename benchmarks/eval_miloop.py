@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import time
 import warnings
 from pathlib import Path
@@ -39,6 +40,7 @@ import torch
 from routecli import generate
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.reference import ReferenceBudget, reference_budget, reference_solutions
+from routecli.bench.results import git_commit
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
@@ -113,7 +115,7 @@ def main() -> None:
     else:
         starts = range(0, k, args.block)
         for lo in reversed(starts) if args.reverse else starts:
-            done = resume_rows(args.per_instance, digest)
+            done = resume_rows(args.per_instance, digest, ref_cost, budget.key)
             todo = [i for i in range(lo, min(lo + args.block, k)) if i not in done]
             if not todo:
                 continue
@@ -124,7 +126,7 @@ def main() -> None:
                     done[i] = (c, took / len(costs))
                     writer.writerow([i, digest, c, ref_cost[i], took / len(costs), budget.key])
             print(f"{len(done)}/{k} instances, last block {took:.1f} s", flush=True)
-        done = resume_rows(args.per_instance, digest)
+        done = resume_rows(args.per_instance, digest, ref_cost, budget.key)
         if len(done) < k:
             print(f"{len(done)}/{k} instances in {args.per_instance}; "
                   "the summary comes from the process that completes them", flush=True)
@@ -140,6 +142,7 @@ def main() -> None:
         "nn_gap": round(float((100 * (nn_cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
         "sec_per_instance": round(seconds / k, 3), "threads": args.threads,
         "references": {**budget.describe(), "doubled_budget_check": consistency},
+        "commit": git_commit(),
     }
     print("| problem | n | instances | decode | M | aug | obj | ref | gap % | NN gap % | s/inst |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -171,8 +174,11 @@ def check_references(instances: list[Instance], ref_cost: np.ndarray,
             "max_percent": round(float(max(worse)), 4)}
 
 
-def resume_rows(path: Path, digest: str) -> dict[int, tuple[float, float]]:
-    """Instances already decoded in ``path``: index -> (cost, seconds); creates the file."""
+def resume_rows(path: Path, digest: str, ref_cost: np.ndarray,
+                reference: str) -> dict[int, tuple[float, float]]:
+    """Instances already decoded in ``path``: index -> (cost, seconds); creates the file.
+    A row whose reference (same settings) is not this run's reference of its index was decoded
+    on another instance (a seeded batch of another ``--instances`` differs, not only in length)."""
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("index,checkpoint_sha256,cost,ref_cost,seconds,reference\n")
@@ -182,7 +188,13 @@ def resume_rows(path: Path, digest: str) -> dict[int, tuple[float, float]]:
         if row["checkpoint_sha256"] != digest:
             raise SystemExit(f"{path} holds results of other weights "
                              f"({row['checkpoint_sha256']}, this one is {digest})")
-        done[int(row["index"])] = (float(row["cost"]), float(row["seconds"]))
+        i = int(row["index"])
+        if row["reference"] == reference and (
+                i >= len(ref_cost) or not math.isclose(float(row["ref_cost"]), ref_cost[i],
+                                                        rel_tol=1e-9)):
+            raise SystemExit(f"{path}: instance {i} there is not instance {i} of this run "
+                             "(another --instances, --seed or --size?); use another file")
+        done[i] = (float(row["cost"]), float(row["seconds"]))
     return done
 
 

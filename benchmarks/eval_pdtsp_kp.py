@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
+import os
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -37,14 +39,17 @@ from routecli import generate
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.knapsack import optimum
 from routecli.baselines.reference import reference_budget, reference_solutions
+from routecli.bench.results import git_commit
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
 from routecli.problems import Instance, cost, gap, validate
 from routecli.train import checkpoint
 
-FIELDS = ("problem", "size", "capacity", "index", "method", "checkpoint_sha256", "cost",
-          "reference", "gap_pct", "seconds", "reference_settings")
+FIELDS = ("problem", "size", "capacity", "index", "instance_sha256", "method",
+          "checkpoint_sha256", "cost",
+          "reference", "gap_pct", "seconds", "reference_settings", "commit")
+COMMIT = git_commit()  # of the code that made the rows this process appends
 KP_REFERENCE = "exact (HiGHS, zero MIP gap)"
 DECODE = {"greedy": ("greedy", 1, False), "m100": ("multistart", 100, False),
           "m100x8": ("multistart", 100, True)}
@@ -90,6 +95,21 @@ def cell_batch(problem: str, instances: int, size: int, seed: int,
     return generate.pdtsp(instances, size, seed)
 
 
+def instance_digests(raw: dict[str, np.ndarray]) -> list[str]:
+    """One digest per instance of a batch. A row is matched to an instance by it, never by its
+    index alone: instance i of a seeded batch depends on the batch size (the knapsack draws all
+    weights, then all values), so index 0 of ``--instances 1`` is not index 0 of 128."""
+    count = len(next(iter(raw.values())))
+    out = []
+    for i in range(count):
+        h = hashlib.sha256()
+        for name in sorted(raw):
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(raw[name][i], dtype=np.float64).tobytes())
+        out.append(h.hexdigest()[:16])
+    return out
+
+
 def references(problem: str, insts: list[Instance], raw: dict[str, np.ndarray],
                size: int, factor: float = 1.0) -> tuple[np.ndarray, np.ndarray, str]:
     """Reference costs, the seconds each took (KP: HiGHS; PDTSP: not timed, cached) and their
@@ -121,23 +141,24 @@ def expected_settings(problem: str, size: int, args: argparse.Namespace) -> str:
     return f"pyvrp {reference_budget('pdtsp', size + 1).scaled(args.ref_budget).key}"
 
 
-def stored_references(path: Path, key: tuple, instances: int,
+def stored_references(path: Path, digests: list[str],
                       settings: str) -> tuple[np.ndarray, np.ndarray, str] | None:
-    """The references of every instance of cell ``key`` as an earlier run of the same settings
+    """The references of every instance (by digest) as an earlier run of the same settings
     stored them (reference cost per row; a knapsack's HiGHS seconds from its ``exact`` rows),
     or None when any instance lacks one. Saves recomputing references on a fresh machine
     (PDTSP-100: about a minute of PyVRP each)."""
     if not path.exists() or settings == "none":
         return None
-    ref = np.full(instances, np.nan)
-    seconds = np.full(instances, np.nan)
+    where = {d: i for i, d in enumerate(digests)}
+    ref = np.full(len(digests), np.nan)
+    seconds = np.full(len(digests), np.nan)
     for r in csv.DictReader(path.open()):
-        if ((r["problem"], int(r["size"]), float(r["capacity"])) != key
-                or r["reference_settings"] != settings or not int(r["index"]) < instances):
+        i = where.get(r["instance_sha256"])
+        if i is None or r["reference_settings"] != settings:
             continue
-        ref[int(r["index"])] = float(r["reference"])
+        ref[i] = float(r["reference"])
         if r["method"] == "exact":
-            seconds[int(r["index"])] = float(r["seconds"])
+            seconds[i] = float(r["seconds"])
     if np.isnan(ref).any():
         return None
     return ref, seconds, settings
@@ -148,25 +169,26 @@ def run_cell(args: argparse.Namespace, model: torch.nn.Module | None, digest: st
     problem = args.problem
     raw = cell_batch(problem, args.instances, size, args.seed, capacity)
     insts = batch_instances(problem, raw)
+    ids = instance_digests(raw)
     done = read_rows(args.csv, digest)
     key = (problem, size, capacity)
     methods = [m for m in args.methods.split(",") if m]
-    if all((*key, i, m) in done for i in range(args.instances) for m in methods):
+    if all((ids[i], m) in done for i in range(args.instances) for m in methods):
         return
-    ref, ref_seconds, settings = (stored_references(args.csv, key, args.instances,
+    ref, ref_seconds, settings = (stored_references(args.csv, ids,
                                                     expected_settings(problem, size, args))
                                   or references(problem, insts, raw, size, args.ref_budget))
     sense = "max" if problem == "kp" else "min"
     rows: list[dict] = []
     if problem == "kp":
-        rows += [row(key, i, "exact", digest, ref[i], ref[i], 0.0, ref_seconds[i], settings)
-                 for i in range(args.instances) if (*key, i, "exact") not in done]
+        rows += [row(key, i, ids[i], "exact", digest, ref[i], ref[i], 0.0, ref_seconds[i],
+                     settings) for i in range(args.instances) if (ids[i], "exact") not in done]
     for method in methods:
-        todo = [i for i in range(args.instances) if (*key, i, method) not in done]
+        todo = [i for i in range(args.instances) if (ids[i], method) not in done]
         for lo in range(0, len(todo), args.block):
             block = todo[lo:lo + args.block]
             costs, seconds = solve(method, model, insts, raw, block)
-            rows += [row(key, i, method, digest, c, ref[i], gap(c, ref[i], sense),
+            rows += [row(key, i, ids[i], method, digest, c, ref[i], gap(c, ref[i], sense),
                          seconds / len(block), settings) for i, c in zip(block, costs, strict=True)]
             append(args.csv, rows)
             rows = []
@@ -200,13 +222,14 @@ def solve(method: str, model: torch.nn.Module | None, insts: list[Instance],
     return costs, seconds
 
 
-def row(key: tuple, index: int, method: str, digest: str, value: float, reference: float,
-        gap_pct: float, seconds: float, settings: str) -> dict:
+def row(key: tuple, index: int, instance: str, method: str, digest: str, value: float,
+        reference: float, gap_pct: float, seconds: float, settings: str) -> dict:
     problem, size, capacity = key
     return {"problem": problem, "size": size, "capacity": capacity, "index": index,
-            "method": method, "checkpoint_sha256": digest if method not in ("nn", "exact") else "",
+            "instance_sha256": instance, "method": method,
+            "checkpoint_sha256": digest if method not in ("nn", "exact") else "",
             "cost": value, "reference": reference, "gap_pct": gap_pct, "seconds": seconds,
-            "reference_settings": settings}
+            "reference_settings": settings, "commit": COMMIT}
 
 
 def read_rows(path: Path, digest: str) -> set[tuple]:
@@ -217,7 +240,7 @@ def read_rows(path: Path, digest: str) -> set[tuple]:
         if r["checkpoint_sha256"] not in ("", digest):
             raise SystemExit(f"{path} holds results of other weights ({r['checkpoint_sha256']}, "
                              f"this one is {digest})")
-        done.add((r["problem"], int(r["size"]), float(r["capacity"]), int(r["index"]), r["method"]))
+        done.add((r["instance_sha256"], r["method"]))
     return done
 
 
@@ -226,6 +249,17 @@ def append(path: Path, rows: list[dict]) -> None:
         return
     new = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
+    if not new:
+        with path.open() as fh:
+            header = fh.readline().strip().split(",")
+        if header != list(FIELDS):  # a file of an older version: add the new columns, empty
+            old = list(csv.DictReader(path.open()))
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            with tmp.open("w", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=FIELDS, restval="")
+                writer.writeheader()
+                writer.writerows(old)
+            os.replace(tmp, path)
     with path.open("a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=FIELDS)
         if new:
@@ -247,9 +281,10 @@ def summary(path: Path, problem: str) -> None:
     for (size, capacity, method), rs in sorted(cells.items()):
         mean = {k: float(np.mean([float(r[k]) for r in rs]))
                 for k in ("cost", "reference", "gap_pct", "seconds")}
-        nn = {int(r["index"]): sign * float(r["cost"]) for r in cells.get((size, capacity, "nn"), [])}
-        paired = [sign * float(r["cost"]) < nn[int(r["index"])] for r in rs
-                  if int(r["index"]) in nn]
+        nn = {r["instance_sha256"]: sign * float(r["cost"])
+              for r in cells.get((size, capacity, "nn"), [])}
+        paired = [sign * float(r["cost"]) < nn[r["instance_sha256"]] for r in rs
+                  if r["instance_sha256"] in nn]
         beats = f"{sum(paired)}/{len(paired)}" if paired and method != "nn" else ""
         cap = f"{capacity:g}" if problem == "kp" else "-"
         print(f"| {size} | {cap} | {method} | {len(rs)} | {mean['cost']:.4f} | "

@@ -43,7 +43,6 @@ import multiprocessing as mp
 import os
 import re
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -601,14 +600,6 @@ def classify(result: dict, command: str, file: Path, out_dir: Path, text: str,
 
 # --- driver ------------------------------------------------------------------------------------
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def run_case(runner: Runner, seed: Seed, case: int, rng_seed: int, work: Path) -> dict:
     """Mutate, run ``info`` and ``solve``; one CSV row (details without the case folder)."""
     rng = np.random.default_rng([rng_seed, case])
@@ -662,6 +653,8 @@ def main() -> None:
     if not (args.data_root / "tsplib").is_dir():
         parser.error(f"no benchmark files under {args.data_root}")
     command_line = "python benchmarks/fuzz_inputs.py " + " ".join(sys.argv[1:])
+    from routecli.bench.results import git_commit
+
     commit = git_commit()
     out = args.out or ROOT / "benchmarks" / "results" / f"fuzz_inputs_s{args.seed}_n{args.cases}.csv"
     seeds = load_seeds(args.data_root)

@@ -15,7 +15,6 @@ inference). One thread; appends a markdown table with the commit to ``--out``.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import numpy as np
 import torch
 
 from routecli.baselines.reference import reference_solutions
+from routecli.bench.results import git_commit
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode
 from routecli.miloop.labels import label_sequences
@@ -65,8 +65,7 @@ def main(argv: list[str] | None = None) -> list[str]:
             lines.append(f"| {path} | {digest} | {precision} | {nll:.4f} | {gap:.2f} |")
             print(lines[-1], flush=True)
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
+        commit = git_commit()
         command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])])
         header = (f"\n{args.problem.upper()}-{cfg.val_size}, {cfg.val_instances} validation "
                   f"instances (seed {cfg.val_seed}); commit {commit}; `{command}`\n\n")

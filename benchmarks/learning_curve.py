@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from routecli.bench.results import git_commit
 from routecli.miloop.train import Stage, TrainConfig, Trainer
 from routecli.plots import plot_curves
 from routecli.train.checkpoint import shipped
@@ -119,8 +119,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit()
     command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])])
     lines = [f"# MiLoop learning curve, {args.problem.upper()}-{args.size} greedy validation "
              "gap\n",

@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 
+from routecli.bench.results import git_commit
 from routecli.plots import plot_curves
 
 
@@ -75,8 +75,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
               f"{r['val_gap']:.2f} |" for r in rows]
     print("\n".join(lines))
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
+        commit = git_commit()
         command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])])
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.with_suffix(".md").write_text(f"Commit {commit}; `{command}`\n\n"

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import torch
 
+from routecli.bench.results import git_commit
 from routecli.miloop.model import to_checkpoint
 from routecli.miloop.train import Stage, TrainConfig, Trainer
 from routecli.train import checkpoint
@@ -107,8 +107,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     after = trainer.validate()["val_gap"]
     device_name = (torch.cuda.get_device_name(args.device) if args.device.startswith("cuda")
                    else "CPU")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown"
+    commit = git_commit()
     meta = {"trained_on": f"uniform {args.problem.upper()}-{args.size}",
             "recipe": f"fine-tuned from {Path(cfg.init or '').name}: DPO, {args.batch} x "
                       f"{args.rollouts} rollouts per step, lr {args.lr}, bf16 autocast",
