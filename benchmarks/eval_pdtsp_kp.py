@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
-import os
+import io
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from routecli import generate
+from routecli.atomic import append_csv_rows, atomic_write_text
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.knapsack import optimum
 from routecli.baselines.reference import reference_budget, reference_solutions
@@ -245,26 +246,22 @@ def read_rows(path: Path, digest: str) -> set[tuple]:
 
 
 def append(path: Path, rows: list[dict]) -> None:
+    """Append under a lock (processes running other cells may share the file); a file of an
+    older version first gets the new columns, empty."""
     if not rows:
         return
-    new = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
-    if not new:
+    if path.exists():
         with path.open() as fh:
             header = fh.readline().strip().split(",")
-        if header != list(FIELDS):  # a file of an older version: add the new columns, empty
+        if header != list(FIELDS):
             old = list(csv.DictReader(path.open()))
-            tmp = path.with_suffix(path.suffix + ".tmp")
-            with tmp.open("w", newline="") as fh:
-                writer = csv.DictWriter(fh, fieldnames=FIELDS, restval="")
-                writer.writeheader()
-                writer.writerows(old)
-            os.replace(tmp, path)
-    with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        if new:
+            buffer = io.StringIO()
+            writer = csv.DictWriter(buffer, fieldnames=FIELDS, restval="")
             writer.writeheader()
-        writer.writerows(rows)
+            writer.writerows(old)
+            atomic_write_text(path, buffer.getvalue())
+    append_csv_rows(path, FIELDS, rows)
 
 
 def summary(path: Path, problem: str) -> None:

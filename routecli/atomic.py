@@ -1,4 +1,4 @@
-"""The one atomic file writer every part of routecli uses.
+"""The one atomic file writer every part of routecli uses, and the one locked CSV appender.
 
 Data goes to a temporary file in the target's folder, is flushed and ``fsync``-ed, gets the
 permissions a plain ``open`` would give under the current umask, and is renamed over the
@@ -8,10 +8,12 @@ most a stray temporary (named ``.<name>.tmp<pid>``), never a truncated target.
 
 from __future__ import annotations
 
+import csv
+import fcntl
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 
 def _umask_mode() -> int:
@@ -43,3 +45,17 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode())
+
+
+def append_csv_rows(path: str | Path, fields: Sequence[str],
+                    rows: Sequence[Mapping[str, Any]]) -> None:
+    """Append rows to a CSV (header first when new), flushed before returning; under an
+    exclusive lock, so processes sharing a results file never interleave their rows."""
+    with open(path, "a", newline="") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0, os.SEEK_END)  # another process may have appended since the open
+        writer = csv.DictWriter(handle, fieldnames=list(fields))
+        if handle.tell() == 0:
+            writer.writeheader()
+        writer.writerows(rows)
+        handle.flush()

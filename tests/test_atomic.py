@@ -1,8 +1,10 @@
+import csv
+import multiprocessing
 import os
 
 import pytest
 
-from routecli.atomic import atomic_write, atomic_write_text
+from routecli.atomic import append_csv_rows, atomic_write, atomic_write_text
 
 
 def test_the_file_gets_the_umask_permissions_not_0600(tmp_path):
@@ -27,3 +29,22 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
         atomic_write(path, explode)
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.sol"]
+
+
+def test_appended_rows_from_many_processes_never_interleave(tmp_path):
+    path = tmp_path / "rows.csv"
+    fields = ["writer", "index", "text"]
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        pool.starmap(_append_many, [(path, fields, w) for w in range(4)])
+    with open(path, newline="") as handle:
+        lines = handle.read().splitlines()
+    assert lines[0] == "writer,index,text"  # one header, written by whoever came first
+    rows = list(csv.DictReader(lines))
+    assert sorted((int(r["writer"]), int(r["index"])) for r in rows) == \
+        [(w, i) for w in range(4) for i in range(50)]
+    assert all(r["text"] == "x" * 500 for r in rows)
+
+
+def _append_many(path, fields, writer):
+    for i in range(50):
+        append_csv_rows(path, fields, [{"writer": writer, "index": i, "text": "x" * 500}])

@@ -14,7 +14,6 @@ IPE+XPE over test instances (wins, Wilcoxon signed-rank p), Welch's t over the p
 from __future__ import annotations
 
 import csv
-import fcntl
 import json
 import math
 import os
@@ -29,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from routecli.atomic import atomic_write_text
+from routecli.atomic import append_csv_rows, atomic_write_text
 from routecli.baselines.reference import reference_solutions
 from routecli.errors import OptionError
 from routecli.generate import batch_instances, load_batch, save_batch
@@ -261,19 +260,6 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def append_rows(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
-    """Append rows to a CSV (header first when new), flushed to disk before returning; under
-    an exclusive lock, so processes sharing a run folder never interleave their rows."""
-    with open(path, "a", newline="") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0, os.SEEK_END)  # another process may have appended since the open
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        if handle.tell() == 0:
-            writer.writeheader()
-        writer.writerows(rows)
-        handle.flush()
-
-
 def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict, np.ndarray]:
     """``out`` with its protocol, test set and reference costs (created, or checked when
     resuming). Returns the test batch and the reference cost per test instance."""
@@ -339,7 +325,7 @@ def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.
     pe = versus_pe(protocol)
     _, row = evaluate_row(protocol, build(protocol, pe, UNTRAINED_SEED), pe, UNTRAINED_SEED,
                           test, reference, train_seconds=0)
-    append_rows(path, ROW_FIELDS, [row])
+    append_csv_rows(path, ROW_FIELDS, [row])
     log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
 
 
@@ -445,10 +431,10 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path
         atomic_write_text(model_path.with_suffix(".json"),
                           json.dumps({**meta, "history": history}, indent=1))
     costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds)
-    append_rows(out / "costs.csv", ["pe", "seed", "instance", "cost"],
+    append_csv_rows(out / "costs.csv", ["pe", "seed", "instance", "cost"],
                 [{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
                  for k, c in enumerate(costs)])
-    append_rows(out / "rows.csv", ROW_FIELDS, [row])
+    append_csv_rows(out / "rows.csv", ROW_FIELDS, [row])
     log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
         f"(train {train_seconds:.0f} s, eval {row['eval_seconds']:.0f} s)")
 
