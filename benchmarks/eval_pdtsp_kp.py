@@ -48,8 +48,8 @@ from routecli.problems import Instance, cost, gap, validate
 from routecli.train import checkpoint
 
 FIELDS = ("problem", "size", "capacity", "index", "instance_sha256", "method",
-          "checkpoint_sha256", "cost",
-          "reference", "gap_pct", "seconds", "reference_settings", "commit")
+          "checkpoint_sha256", "cost", "reference", "gap_pct", "seconds", "reference_settings",
+          "commit")  # rows of files older than instance_sha256 match no instance: redone
 COMMIT = git_commit()  # of the code that made the rows this process appends
 KP_REFERENCE = "exact (HiGHS, zero MIP gap)"
 DECODE = {"greedy": ("greedy", 1, False), "m100": ("multistart", 100, False),
@@ -154,7 +154,7 @@ def stored_references(path: Path, digests: list[str],
     ref = np.full(len(digests), np.nan)
     seconds = np.full(len(digests), np.nan)
     for r in csv.DictReader(path.open()):
-        i = where.get(r["instance_sha256"])
+        i = where.get(r.get("instance_sha256", ""))
         if i is None or r["reference_settings"] != settings:
             continue
         ref[i] = float(r["reference"])
@@ -241,7 +241,7 @@ def read_rows(path: Path, digest: str) -> set[tuple]:
         if r["checkpoint_sha256"] not in ("", digest):
             raise SystemExit(f"{path} holds results of other weights ({r['checkpoint_sha256']}, "
                              f"this one is {digest})")
-        done.add((r["instance_sha256"], r["method"]))
+        done.add((r.get("instance_sha256", ""), r["method"]))
     return done
 
 
