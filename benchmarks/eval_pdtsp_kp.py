@@ -80,6 +80,7 @@ def main() -> None:
     path = args.checkpoint or str(shipped(f"miloop-{args.problem}.pt"))
     neural = any(m in DECODE for m in args.methods.split(","))
     digest = checkpoint.load(path)["sha256"][:16] if neural else ""
+    add_new_columns(args.csv)  # the summary and the resumed rows both read instance_sha256
     if not args.summary_only:
         model = load_policy(path) if neural else None
         capacities = [float(c) for c in args.capacities.split(",")] if args.problem == "kp" else [0.0]
@@ -245,23 +246,27 @@ def read_rows(path: Path, digest: str) -> set[tuple]:
     return done
 
 
-def append(path: Path, rows: list[dict]) -> None:
-    """Append under a lock (processes running other cells may share the file); a file of an
-    older version first gets the new columns, empty."""
-    if not rows:
+def add_new_columns(path: Path) -> None:
+    """Give a results file of an older version the columns it lacks (empty), once per run,
+    before anything is appended to it."""
+    if not path.exists():
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        with path.open() as fh:
-            header = fh.readline().strip().split(",")
-        if header != list(FIELDS):
-            old = list(csv.DictReader(path.open()))
-            buffer = io.StringIO()
-            writer = csv.DictWriter(buffer, fieldnames=FIELDS, restval="")
-            writer.writeheader()
-            writer.writerows(old)
-            atomic_write_text(path, buffer.getvalue())
-    append_csv_rows(path, FIELDS, rows)
+    with path.open() as fh:
+        header = fh.readline().strip().split(",")
+    if header == list(FIELDS):
+        return
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=FIELDS, restval="")
+    writer.writeheader()
+    writer.writerows(csv.DictReader(path.open()))
+    atomic_write_text(path, buffer.getvalue())
+
+
+def append(path: Path, rows: list[dict]) -> None:
+    """Append under a lock: processes running other cells may share the file."""
+    if rows:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        append_csv_rows(path, FIELDS, rows)
 
 
 def summary(path: Path, problem: str) -> None:
@@ -279,7 +284,7 @@ def summary(path: Path, problem: str) -> None:
         mean = {k: float(np.mean([float(r[k]) for r in rs]))
                 for k in ("cost", "reference", "gap_pct", "seconds")}
         nn = {r["instance_sha256"]: sign * float(r["cost"])
-              for r in cells.get((size, capacity, "nn"), [])}
+              for r in cells.get((size, capacity, "nn"), []) if r["instance_sha256"]}
         paired = [sign * float(r["cost"]) < nn[r["instance_sha256"]] for r in rs
                   if r["instance_sha256"] in nn]
         beats = f"{sum(paired)}/{len(paired)}" if paired and method != "nn" else ""
