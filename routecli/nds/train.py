@@ -30,6 +30,14 @@ Validation: a fixed set of instances, a short ASA run (fixed iterations and roll
 learned policy and with uniform random removal under the same budget; the score is the mean
 of ``1 + (learned - random) / |random|`` (the cost ratio learned / random when costs are
 positive; below 1 = the policy beats the random control, also for PCVRP's negative costs).
+
+Data parallelism, as in :mod:`routecli.miloop.train`: under ``torchrun`` every process runs its
+own episodes (process ``r`` of ``W`` takes episode ``e``'s data index ``e W + r``, so one
+process alone sees exactly the data of a single-process run), starts from rank 0's weights,
+and averages its gradients with the others in one flat ``all_reduce`` per step
+(:mod:`routecli.train.distributed`: gloo on CPU, the same code path elsewhere). Every process
+takes the same number of steps per episode; rank 0 alone validates, logs and writes
+checkpoints.
 """
 
 from __future__ import annotations
@@ -76,7 +84,7 @@ from routecli.search.asa import solve as asa_solve
 from routecli.search.repair import BLINK_RATE, drop_unprofitable
 from routecli.search.ruin import RandomRemoval, seed_kernels, string_sets
 from routecli.search.state import SearchProblem, state_cost, sync_state
-from routecli.train import checkpoint, runlog
+from routecli.train import checkpoint, distributed, runlog
 
 REWARDS = ("delta", "clipped")
 GENERATORS = {"cvrp": generate.cvrp, "vrptw": generate.vrptw, "pcvrp": generate.pcvrp}
@@ -316,7 +324,8 @@ class NDSTrainer:
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
         self.cfg = cfg
-        self.quiet = quiet
+        self.rank, self.world = distributed.setup("cpu")
+        self.quiet = quiet or self.rank != 0
         self.dir = Path(cfg.run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(cfg.seed)
@@ -333,6 +342,8 @@ class NDSTrainer:
             runlog.rewind(self.dir / "log.jsonl", self.step)  # those steps are logged again
         elif cfg.init is not None:
             self._initialise(Path(cfg.init))
+        if self.world > 1:
+            distributed.broadcast_parameters(self.model)
 
     def _initialise(self, path: Path) -> None:
         """Start from the weights of the policy checkpoint ``path`` (same architecture; a
@@ -367,8 +378,14 @@ class NDSTrainer:
                 "train": json.dumps(asdict(self.cfg))}
 
     def log(self, record: dict[str, Any]) -> None:
+        if self.rank != 0:
+            return
         with open(self.dir / "log.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
+
+    def save(self, state: dict[str, Any], name: str) -> None:
+        if self.rank == 0:
+            checkpoint.save(state, self.dir / name)
 
     def say(self, text: str) -> None:
         if not self.quiet:
@@ -416,6 +433,8 @@ class NDSTrainer:
             group["lr"] = rate * self.lr_factor()
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
+        if self.world > 1:
+            distributed.average_gradients(self.model.parameters(), self.world)
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
         self.optimizer.step()
         self.step += 1
@@ -439,7 +458,7 @@ class NDSTrainer:
                   "seconds": round(self.seconds, 1)})
         if ratio < self.best_val:
             self.best_val = ratio
-            checkpoint.save(to_checkpoint(self.model, self.meta()), self.dir / "best.pt")
+            self.save(to_checkpoint(self.model, self.meta()), "best.pt")
         return ratio
 
     def run(self) -> None:
@@ -449,9 +468,10 @@ class NDSTrainer:
         window: list[dict[str, float]] = []
         while self.step < cfg.steps:
             start = time.perf_counter()
-            rng = np.random.default_rng([cfg.seed, self.episode])
-            gen = torch.Generator().manual_seed(cfg.seed * 7_919 + self.episode)
-            ep = Episode(cfg, self.episode)
+            index = self.episode * self.world + self.rank  # this process's data
+            rng = np.random.default_rng([cfg.seed, index])
+            gen = torch.Generator().manual_seed(cfg.seed * 7_919 + index)
+            ep = Episode(cfg, index)
             for t in range(cfg.episode):
                 stats = self.train_iteration(ep, t, rng, gen)
                 if stats is None:
@@ -461,13 +481,13 @@ class NDSTrainer:
                     mean = {k: float(np.mean([w[k] for w in window])) for k in window[0]}
                     elapsed = self.seconds + time.perf_counter() - start
                     self.log({"kind": "train", "step": self.step, "episode": self.episode,
-                              "lr": cfg.lr * self.lr_factor(), "seconds": round(elapsed, 1),
-                              **mean})
+                              "world": self.world, "lr": cfg.lr * self.lr_factor(),
+                              "seconds": round(elapsed, 1), **mean})
                     self.say(f"nds-{cfg.problem} step {self.step}/{cfg.steps} "
                              f"loss {mean['loss']:+.4f} best-reward {mean['reward_best']:.4f} "
                              f"improving {mean['improving']:.3f} {elapsed:.0f}s")
                     window = []
-                if self.step % cfg.val_every == 0:
+                if self.step % cfg.val_every == 0 and self.rank == 0:
                     self.seconds += time.perf_counter() - start
                     start = time.perf_counter()
                     ratio = self.validate()
@@ -476,12 +496,12 @@ class NDSTrainer:
                 if self.step >= cfg.steps:
                     break
             self.episode += 1
-            self.instances += cfg.batch
+            self.instances += cfg.batch * self.world
             self.seconds += time.perf_counter() - start
             if time.perf_counter() - saved >= cfg.checkpoint_every or self.step >= cfg.steps:
-                checkpoint.save(self.state(), self.dir / "last.pt")
+                self.save(self.state(), "last.pt")
                 saved = time.perf_counter()
-        if not (self.dir / "best.pt").exists():
+        if self.rank == 0 and not (self.dir / "best.pt").exists():
             self.validate()
         if not self.quiet:
             print(file=sys.stderr)

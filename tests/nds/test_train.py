@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 
 import numpy as np
 import pytest
 import torch
+import torch.multiprocessing as mp
 
 from routecli.nds.policy import NDSConfig, NDSPolicy, load_policy, to_checkpoint
 from routecli.nds.train import (
@@ -207,3 +210,37 @@ def test_bias_lr_trains_the_distance_bias_at_its_own_rate(tmp_path):
     assert changed and changed <= {"reach.weight", "reach.bias"}
     assert len(NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "one")), quiet=True)
                .optimizer.param_groups) == 1
+
+
+def _ddp_worker(rank: int, port: int, root: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      WORLD_SIZE="2", LOCAL_RANK=str(rank))
+    from pathlib import Path
+
+    trainer = NDSTrainer(tiny(Path(root), steps=5, seed=rank), quiet=True)  # seeds differ:
+    trainer.run()  # rank 0's initial weights must still reach both processes
+    torch.save({k: v.clone() for k, v in trainer.model.state_dict().items()},
+               f"{root}/state{rank}.pt")
+    torch.distributed.destroy_process_group()
+
+
+@pytest.mark.slow
+def test_two_gloo_processes_train_one_model_on_different_data(tmp_path):
+    """Under torchrun every process runs its own episodes, gradients are averaged, and the
+    weights stay identical; rank 0 alone logs and writes checkpoints."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.spawn(_ddp_worker, args=(port, str(tmp_path)), nprocs=2, join=True)
+    a, b = (torch.load(tmp_path / f"state{r}.pt", weights_only=True) for r in (0, 1))
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+    single = NDSTrainer(tiny(tmp_path / "single", steps=5), quiet=True)
+    single.run()
+    assert any(not torch.equal(a[n], v) for n, v in single.model.state_dict().items())
+    run = tmp_path / "run"
+    records = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    train = [r for r in records if r["kind"] == "train"]
+    assert [r["step"] for r in train] == [2, 4] and all(r["world"] == 2 for r in train)
+    state = torch.load(run / "last.pt", weights_only=True)
+    assert state["step"] == 5 and state["instances"] == 2 * 2 * state["episode"]
