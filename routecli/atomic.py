@@ -49,7 +49,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 def append_csv_rows(path: str | Path, fields: Sequence[str],
                     rows: Sequence[Mapping[str, Any]]) -> None:
-    """Append rows to a CSV (header first when new), flushed before returning; under an
+    """Append rows to a CSV (header first when new), flushed to disk before returning; under an
     exclusive lock, so processes sharing a results file never interleave their rows."""
     with open(path, "a", newline="") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -59,3 +59,4 @@ def append_csv_rows(path: str | Path, fields: Sequence[str],
             writer.writeheader()
         writer.writerows(rows)
         handle.flush()
+        os.fsync(handle.fileno())

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from routecli.atomic import append_csv_rows
 from routecli.bench.sets import data_root
 from routecli.solvers import SolveResult, Stop
 
@@ -156,16 +156,11 @@ class ResultLog:
         return next((r for r in self.rows if all(r.get(k) == v for k, v in want.items())), None)
 
     def add(self, row: ResultRow, **extra: Any) -> dict[str, str]:
+        """Append one row (under a lock: processes may share the file, e.g. one solver per
+        core)."""
         record = {**asdict(row), **extra}
-        new = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=self.columns)
-            if new:
-                writer.writeheader()
-            writer.writerow(record)
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_csv_rows(self.path, self.columns, [record])
         stored = {k: "" if v is None else str(v) for k, v in record.items()}
         self.rows.append(stored)
         return stored
