@@ -55,6 +55,10 @@ def train(
     decay_at: Annotated[float, typer.Option(
         metavar="SHARE", help="Share of the steps after which the learning rate drops x0.1.")
     ] = 0.918,
+    warmup_steps: Annotated[int, typer.Option(
+        min=0, metavar="N", help="Raise the learning rate linearly over the first N steps (0: "
+        "none, the paper's recipe). With --init, a fresh AdamW otherwise moves every weight by "
+        "about --lr in its first steps, whatever the gradient.")] = 0,
     layers: Annotated[int, typer.Option(metavar="N", help="AAFM layers.")] = 3,
     fusion: Annotated[bool, typer.Option(help="Memory fusion (Eq. 4).")] = True,
     gated: Annotated[bool, typer.Option(help="Gated memory update (Eq. 6-7).")] = True,
@@ -144,6 +148,7 @@ def train(
     folder = run_folder(out, run_dir, f"runs/miloop-{problem}", resume)
     cfg = TrainConfig(problem=problem, run_dir=str(folder),
                       curriculum=stages, loss=loss, beta=beta, lr=lr, decay_at=decay_at,
+                      warmup_steps=warmup_steps,
                       seed=seed, init=init, val_instances=val_instances, kp_capacities=capacities,
                       val_size=val_size or (200 if problem == "kp" else 100),
                       val_every=val_every, val_time_limit=val_time_limit,

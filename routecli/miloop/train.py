@@ -149,6 +149,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     grad_clip: float = 1.0
     decay_at: float = 0.918  # fraction of all steps where lr is multiplied by 0.1 (101/110)
+    warmup_steps: int = 0  # linear learning-rate warm-up (0: none, the paper's recipe)
     seed: int = 0
     init: str | None = None  # start from this policy's weights (fresh optimizer)
     val_size: int = 100
@@ -330,8 +331,11 @@ class Trainer:
 
     # ------------------------------------------------------------ learning
     def learning_rate(self) -> float:
+        """The rate of the step about to be taken: ``lr``, ramped linearly over the first
+        ``warmup_steps`` steps of the run, x0.1 after ``decay_at`` of all steps."""
         decayed = self.step >= int(self.cfg.decay_at * self.cfg.total_steps)
-        return self.cfg.lr * (0.1 if decayed else 1.0)
+        ramp = min(1.0, (self.step + 1) / self.cfg.warmup_steps) if self.cfg.warmup_steps else 1.0
+        return self.cfg.lr * ramp * (0.1 if decayed else 1.0)
 
     def train_step(self) -> dict[str, float]:
         cfg = self.cfg

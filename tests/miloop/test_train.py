@@ -154,3 +154,17 @@ def test_auto_precision_follows_the_hardware(tmp_path, monkeypatch, native, chos
     monkeypatch.setattr("routecli.miloop.model.native_bf16", lambda device="cpu": native)
     assert Trainer(tiny_config(tmp_path, precision="auto")).cfg.precision == chosen
     assert Trainer(tiny_config(tmp_path / "x", precision="fp32")).cfg.precision == "fp32"
+
+
+def test_learning_rate_warms_up_linearly_then_decays(tmp_path):
+    cfg = tiny_config(tmp_path, curriculum=[Stage(6, 10, 2, 3)], lr=1e-3, warmup_steps=4,
+                      decay_at=0.8)
+    trainer = Trainer(cfg, progress=False)
+    rates = []
+    for step in range(10):
+        trainer.step = step
+        rates.append(trainer.learning_rate())
+    assert rates[:5] == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3, 1e-3])
+    assert rates[7] == pytest.approx(1e-3) and rates[8] == pytest.approx(1e-4)
+    plain = Trainer(tiny_config(tmp_path / "plain", decay_at=1.0), progress=False)
+    assert plain.learning_rate() == pytest.approx(1e-3)  # no warm-up: the paper's recipe
