@@ -262,6 +262,9 @@ def main() -> None:
     ap.add_argument("--data-seed", type=int, default=2026, help="synthetic instance seed")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = default)")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/nds.csv"))
+    ap.add_argument("--table-only", action="store_true",
+                    help="solve nothing: print the tables of --solvers from the rows in --out "
+                         "(the first solver is paired with each other one)")
     args = ap.parse_args()
     args.solvers = args.solvers.split(",")
     args.problems = args.problems.split(",")
@@ -271,9 +274,9 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     rec = ResultLog(args.out, extra=extra_columns(args.out))
     provenance = Provenance.current()
-    if args.part in ("x", "both"):
+    if args.part in ("x", "both") and not args.table_only:
         x_part(args, rec, provenance)
-    if args.part in ("synthetic", "both"):
+    if args.part in ("synthetic", "both") and not args.table_only:
         synthetic_part(args, rec, provenance)
     if args.part in ("x", "both"):
         print(f"\nCVRPLIB X, {args.time_limit:g} s per instance (gap to BKS, %)")
