@@ -181,6 +181,14 @@ def rate(rows: list[dict]) -> str:
     return f"{mean(runs):,.0f}" if runs else "-"
 
 
+def cpu_share(rows: list[dict]) -> str:
+    """The smallest share of its wall clock a solver got on a CPU over ``rows``: near 100%
+    says it had its core to itself on every instance (a starved run shows far less)."""
+    shares = [float(r["cpu_seconds"]) / float(r["seconds"]) for r in rows
+              if r.get("cpu_seconds") and float(r["seconds"]) > 0]
+    return f"{100 * min(shares):.0f}%" if shares else "-"
+
+
 def paired(value: dict[tuple[str, str], float], solvers: list[str]) -> list[str]:
     """The first solver against each other one on the instances all solvers finished (``value``
     maps (instance, solver); lower is better): wins and the two-sided paired Wilcoxon
@@ -214,6 +222,8 @@ def x_table(rows: list[dict], solvers: list[str]) -> str:
                + " |")
     out.append("| iterations / s (mean over the instances) | "
                + " | ".join(rate([by[n, s] for n in complete]) for s in solvers) + " |")
+    out.append("| least CPU share of the wall clock | "
+               + " | ".join(cpu_share([by[n, s] for n in complete]) for s in solvers) + " |")
     for label, value in PAPER_X.items():
         out.append(f"| {label} | {value:.2f} |" + " |" * (len(solvers) - 1))
     out += paired({key: float(r["gap_pct"]) for key, r in by.items()}, solvers)
@@ -229,9 +239,10 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
             continue
         size = mine[0]["n"]
         out += [f"\n{problem.upper()}-{size} ({len({r['instance'] for r in mine})} instances)",
-                "| method | Obj. | Gap % | Time (s) | iterations / s |", "|---|---|---|---|---|"]
+                "| method | Obj. | Gap % | Time (s) | iterations / s | least CPU share |",
+                "|---|---|---|---|---|---|"]
         for label, (obj, g) in PAPER_TABLE5[problem].items():
-            out.append(f"| {label} | {obj:.2f} | {g:+.2f} | 60 | |")
+            out.append(f"| {label} | {obj:.2f} | {g:+.2f} | 60 | | |")
         for s in solvers:
             sel = [r for r in mine if r["solver"] == s and r["feasible"] == "True"]
             if not sel:
@@ -241,7 +252,7 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
             gaps = [100 * (float(r["cost"]) - ref[r["instance"]])
                     / (ref[r["instance"]] + float(r["offset"])) for r in sel if r["instance"] in ref]
             out.append(f"| {s} (ours) | {mean(objs):.2f} | {mean(gaps):+.2f} | "
-                       f"{mean([float(r['seconds']) for r in sel]):.1f} | {rate(sel)} |")
+                       f"{mean([float(r['seconds']) for r in sel]):.1f} | {rate(sel)} | {cpu_share(sel)} |")
         out += paired({(r["instance"], r["solver"]): float(r["cost"]) for r in mine}, solvers)
     return "\n".join(out)
 
