@@ -172,20 +172,25 @@ def mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
+def per_wall_second(rows: list[dict], column: str) -> list[float]:
+    """``column`` over the wall-clock seconds of each row that has it (rows older than the
+    column leave it empty)."""
+    return [float(r[column]) / float(r["seconds"]) for r in rows
+            if r.get(column) and float(r["seconds"]) > 0]
+
+
 def rate(rows: list[dict]) -> str:
     """Mean iterations per second of wall clock over ``rows`` ("-" where the rows predate the
     column). A PyVRP iteration (crossover, local search of the offspring) is far more work
     than a ruin-and-recreate one; compare rates within a family."""
-    runs = [float(r["iterations_run"]) / float(r["seconds"]) for r in rows
-            if r.get("iterations_run") and float(r["seconds"]) > 0]
+    runs = per_wall_second(rows, "iterations_run")
     return f"{mean(runs):,.0f}" if runs else "-"
 
 
 def cpu_share(rows: list[dict]) -> str:
     """The smallest share of its wall clock a solver got on a CPU over ``rows``: near 100%
     says it had its core to itself on every instance (a starved run shows far less)."""
-    shares = [float(r["cpu_seconds"]) / float(r["seconds"]) for r in rows
-              if r.get("cpu_seconds") and float(r["seconds"]) > 0]
+    shares = per_wall_second(rows, "cpu_seconds")
     return f"{100 * min(shares):.0f}%" if shares else "-"
 
 
