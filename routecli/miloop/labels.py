@@ -168,3 +168,94 @@ class LabelPool:
         data["locs"] = augment8(data["locs"])[int(rng.integers(8))]
         labels = label_sequences(self.problem, [self.solutions[i] for i in rows], rng)
         return {k: v.to(device) for k, v in data.items()}, labels.to(device)
+
+
+LABEL_CHUNK = 200  # instances per file of a LabelStore
+
+
+@dataclass(frozen=True)
+class LabelStore:
+    """A growing, committed set of labelled instances of one (problem, distribution, size,
+    seed, budget): a folder of chunk files of :data:`LABEL_CHUNK` instances each.
+
+    Chunk ``c`` holds only the solutions (``int16``) and a digest of its instances, which are
+    regenerated from ``(seed, c)`` on load; the digest proves they are the ones labelled. A
+    chunk is written atomically, so a labeller that is stopped loses at most one chunk, and a
+    later one (on any machine) goes on at the first missing chunk.
+    """
+
+    root: Path
+    problem: str
+    distribution: str
+    size: int
+    seed: int
+    budget: ReferenceBudget
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.root) / (f"{self.problem}-{self.distribution}-{self.size}-s{self.seed}-"
+                                  f"i{self.budget.iterations}")
+
+    def chunk_path(self, chunk: int) -> Path:
+        return self.folder / f"chunk-{chunk:05d}.npz"
+
+    def chunk_instances(self, chunk: int) -> dict[str, np.ndarray]:
+        seed = int(np.random.SeedSequence([self.seed, chunk]).generate_state(1)[0] >> 1)
+        return training_batch(self.problem, self.distribution, self.size, LABEL_CHUNK, seed)
+
+    def chunks(self) -> list[int]:
+        """The chunks labelled so far, in order."""
+        return sorted(int(p.stem.split("-")[1]) for p in self.folder.glob("chunk-*.npz"))
+
+    def __len__(self) -> int:
+        return LABEL_CHUNK * len(self.chunks())
+
+    def label_chunk(self, chunk: int, jobs: int = 1) -> None:
+        """Solve chunk ``chunk`` with PyVRP on the store's budget and write it."""
+        from routecli.generate import batch_instances
+
+        raw = self.chunk_instances(chunk)
+        solutions = reference_solutions(batch_instances(self.problem, raw), self.budget,
+                                        jobs=jobs, progress=False)
+        encoded = [encode_solution(s) for s in solutions]
+        arrays: dict[str, Any] = {"digest": np.array(_digest(raw))}
+        for name in encoded[0]:
+            arrays[f"label_{name}"] = np.concatenate([e[name] for e in encoded]).astype(np.int16)
+            arrays[f"length_{name}"] = np.array([len(e[name]) for e in encoded], np.int16)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.chunk_path(chunk),
+                     lambda fh: np.savez_compressed(fh, **arrays))
+
+    def read_chunk(self, chunk: int) -> LabelPool:
+        raw = self.chunk_instances(chunk)
+        with np.load(self.chunk_path(chunk), allow_pickle=False) as data:
+            if str(data["digest"]) != _digest(raw):
+                raise ValueError(f"{self.chunk_path(chunk)}: its instances no longer regenerate "
+                                 "(the generator changed); relabel this store")
+            names = [k[len("label_"):] for k in data.files if k.startswith("label_")]
+            pieces = {name: np.split(data[f"label_{name}"].astype(np.int64),
+                                     np.cumsum(data[f"length_{name}"])[:-1]) for name in names}
+        solutions = [decode_solution({name: pieces[name][i] for name in names})
+                     for i in range(LABEL_CHUNK)]
+        return LabelPool(self.problem, raw, solutions)
+
+    def load(self, limit: int | None = None) -> LabelPool:
+        """The first ``limit`` labelled instances (all by default) as one pool."""
+        chunks = self.chunks()
+        if limit is not None:
+            chunks = chunks[:max(1, -(-limit // LABEL_CHUNK))]
+        if not chunks:
+            raise FileNotFoundError(f"no labels in {self.folder}")
+        pools = [self.read_chunk(c) for c in chunks]
+        raw = {k: np.concatenate([p.raw[k] for p in pools]) for k in pools[0].raw}
+        return LabelPool(self.problem, raw, [s for p in pools for s in p.solutions])
+
+
+def _digest(raw: dict[str, np.ndarray]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for key in sorted(raw):
+        h.update(key.encode())
+        h.update(np.ascontiguousarray(raw[key], dtype=np.float64).tobytes())
+    return h.hexdigest()[:16]
