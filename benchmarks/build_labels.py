@@ -13,7 +13,7 @@ import argparse
 import time
 from pathlib import Path
 
-from routecli.miloop.labels import LABEL_CHUNK, LabelStore
+from routecli.miloop.labels import LabelStore
 from routecli.miloop.train import pyvrp_budget
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "labels"
@@ -32,8 +32,8 @@ def main() -> None:
     stores = []
     for spec in args.store:
         problem, distribution, size = spec.split(":")
-        stores.append(LabelStore(args.root, problem, distribution, int(size), args.seed,
-                                 pyvrp_budget(args.budget)))
+        stores.append(LabelStore(args.root, problem, distribution, int(size),
+                                 pyvrp_budget(args.budget), args.seed))
     end = time.time() + args.hours * 3600
     while time.time() < end:
         for store in stores:
@@ -41,7 +41,7 @@ def main() -> None:
             chunk = next(c for c in range(len(done) + 1) if c not in done)
             tick = time.time()
             store.label_chunk(chunk)
-            print(f"{store.folder.name} chunk {chunk}: {LABEL_CHUNK} labels in "
+            print(f"{store.folder.name} chunk {chunk}: {store.chunk} labels in "
                   f"{time.time() - tick:.0f} s ({len(store)} in all)", flush=True)
             if time.time() >= end:
                 break

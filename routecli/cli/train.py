@@ -79,8 +79,8 @@ def train(
         "in seconds of a quiet core (an iteration count, as for validation).")
     ] = 0.1,
     labels: Annotated[str, typer.Option(
-        metavar="FOLDER", help="Label pools of supervised stages, reused by later runs.")
-    ] = "runs/labels",
+        metavar="FOLDER", help="Label stores of supervised stages (committed chunks), reused by later runs.")
+    ] = "data/labels",
     label_instances: Annotated[int, typer.Option(
         min=1, metavar="N", help="Labelled instances per size in a supervised stage.")] = 1000,
     label_jobs: Annotated[int, typer.Option(

@@ -11,17 +11,16 @@ Distributions (:func:`training_batch`):
   capacity is set from a target route length drawn log-uniformly in
   :data:`ROUTE_LENGTHS` customers (X routes hold 3 to 25 customers, AGS 15 to 117).
 
-A :class:`LabelPool` holds ``count`` instances of one size with their PyVRP solutions,
-computed in parallel (``jobs`` processes) before training, stored in the label folder (one
-``.npz`` per pool, plus the per-instance reference cache of
-:func:`routecli.baselines.reference.reference_solutions`) and reused by every later run that
-asks for the same pool: instance ``i`` depends only on (problem, distribution, size, seed,
-``i``), so a larger pool recomputes only the new labels.
+A :class:`LabelStore` is a growing set of labelled instances of one (problem, distribution,
+size) kept in the repository (``data/labels``): PyVRP solutions on a deterministic iteration
+budget, computed in chunks (in the background by ``benchmarks/build_labels.py``, or by a
+supervised stage that needs more), and reused by every later run on any machine. A
+:class:`LabelPool` is the in-memory form a training stage samples from.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -110,51 +109,11 @@ def label_sequences(problem: str, solutions: list[Tour | Routes],
 
 @dataclass
 class LabelPool:
-    """``count`` labelled instances of one size (see the module docstring)."""
+    """Labelled instances of one size, in memory (see the module docstring)."""
 
     problem: str
     raw: dict[str, np.ndarray]  # the instances, a numpy batch
     solutions: list[Tour | Routes]
-
-    @classmethod
-    def load_or_build(cls, folder: str | Path, problem: str, distribution: str, size: int,
-                      count: int, seed: int, budget: ReferenceBudget, jobs: int = 1,
-                      progress: bool = True) -> LabelPool:
-        from routecli.generate import batch_instances
-
-        folder = Path(folder)
-        path = folder / f"{problem}-{distribution}-{size}-n{count}-s{seed}-{budget.key}.npz"
-        if path.exists():
-            return cls.read(path)
-        raw = training_batch(problem, distribution, size, count, seed)
-        solutions = reference_solutions(batch_instances(problem, raw), budget, jobs=jobs,
-                                        cache_dir=folder / "references", progress=progress)
-        pool = cls(problem, raw, solutions)
-        pool.write(path)
-        return pool
-
-    def write(self, path: Path) -> None:
-        """One ``.npz``: the instance arrays, and each solution array concatenated over the
-        pool with the length of every piece."""
-        # Any: numpy >= 2.1 types savez's allow_pickle as bool, which ** of arrays could bind
-        arrays: dict[str, Any] = {f"instance_{k}": v for k, v in self.raw.items()}
-        encoded = [encode_solution(s) for s in self.solutions]
-        for name in encoded[0]:
-            arrays[f"label_{name}"] = np.concatenate([e[name] for e in encoded])
-            arrays[f"length_{name}"] = np.array([len(e[name]) for e in encoded])
-        atomic_write(path, lambda fh: np.savez(fh, problem=np.array(self.problem), **arrays))
-
-    @classmethod
-    def read(cls, path: str | Path) -> LabelPool:
-        with np.load(path, allow_pickle=False) as data:
-            raw = {k[len("instance_"):]: data[k] for k in data.files if k.startswith("instance_")}
-            names = [k[len("label_"):] for k in data.files if k.startswith("label_")]
-            pieces = {name: np.split(data[f"label_{name}"],
-                                     np.cumsum(data[f"length_{name}"])[:-1]) for name in names}
-            count = len(pieces[names[0]])
-            solutions = [decode_solution({name: pieces[name][i] for name in names})
-                         for i in range(count)]
-            return cls(str(data["problem"]), raw, solutions)
 
     def __len__(self) -> int:
         return len(self.solutions)
@@ -171,12 +130,13 @@ class LabelPool:
 
 
 LABEL_CHUNK = 200  # instances per file of a LabelStore
+LABEL_SEED = 0  # the stores' instances; validation (987654) and evaluation (2026) sets differ
 
 
 @dataclass(frozen=True)
 class LabelStore:
     """A growing, committed set of labelled instances of one (problem, distribution, size,
-    seed, budget): a folder of chunk files of :data:`LABEL_CHUNK` instances each.
+    seed, budget): a folder of chunk files of ``chunk`` instances each.
 
     Chunk ``c`` holds only the solutions (``int16``) and a digest of its instances, which are
     regenerated from ``(seed, c)`` on load; the digest proves they are the ones labelled. A
@@ -188,27 +148,28 @@ class LabelStore:
     problem: str
     distribution: str
     size: int
-    seed: int
     budget: ReferenceBudget
+    seed: int = LABEL_SEED
+    chunk: int = field(default_factory=lambda: LABEL_CHUNK)
 
     @property
     def folder(self) -> Path:
         return Path(self.root) / (f"{self.problem}-{self.distribution}-{self.size}-s{self.seed}-"
-                                  f"i{self.budget.iterations}")
+                                  f"i{self.budget.iterations}-c{self.chunk}")
 
     def chunk_path(self, chunk: int) -> Path:
         return self.folder / f"chunk-{chunk:05d}.npz"
 
     def chunk_instances(self, chunk: int) -> dict[str, np.ndarray]:
         seed = int(np.random.SeedSequence([self.seed, chunk]).generate_state(1)[0] >> 1)
-        return training_batch(self.problem, self.distribution, self.size, LABEL_CHUNK, seed)
+        return training_batch(self.problem, self.distribution, self.size, self.chunk, seed)
 
     def chunks(self) -> list[int]:
         """The chunks labelled so far, in order."""
         return sorted(int(p.stem.split("-")[1]) for p in self.folder.glob("chunk-*.npz"))
 
     def __len__(self) -> int:
-        return LABEL_CHUNK * len(self.chunks())
+        return self.chunk * len(self.chunks())
 
     def label_chunk(self, chunk: int, jobs: int = 1) -> None:
         """Solve chunk ``chunk`` with PyVRP on the store's budget and write it."""
@@ -236,14 +197,25 @@ class LabelStore:
             pieces = {name: np.split(data[f"label_{name}"].astype(np.int64),
                                      np.cumsum(data[f"length_{name}"])[:-1]) for name in names}
         solutions = [decode_solution({name: pieces[name][i] for name in names})
-                     for i in range(LABEL_CHUNK)]
+                     for i in range(self.chunk)]
         return LabelPool(self.problem, raw, solutions)
+
+    def ensure(self, count: int, jobs: int = 1, progress: bool = True) -> LabelPool:
+        """Label the missing chunks among the first ``ceil(count / chunk)``, then load every
+        chunk there is (a store grown in the background gives more)."""
+        missing = [c for c in range(-(-count // self.chunk)) if not self.chunk_path(c).exists()]
+        if missing and progress:
+            print(f"labelling {len(missing) * self.chunk} {self.problem}-{self.size} instances "
+                  f"into {self.folder}", flush=True)
+        for c in missing:
+            self.label_chunk(c, jobs)
+        return self.load()
 
     def load(self, limit: int | None = None) -> LabelPool:
         """The first ``limit`` labelled instances (all by default) as one pool."""
         chunks = self.chunks()
         if limit is not None:
-            chunks = chunks[:max(1, -(-limit // LABEL_CHUNK))]
+            chunks = chunks[:max(1, -(-limit // self.chunk))]
         if not chunks:
             raise FileNotFoundError(f"no labels in {self.folder}")
         pools = [self.read_chunk(c) for c in chunks]

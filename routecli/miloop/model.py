@@ -347,7 +347,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
             first_action: Tensor | None = None, generator: torch.Generator | None = None,
             recompute: bool = False, replay: Tensor | None = None,
             progress: Callable[[int], None] | None = None, precision: str = "fp32",
-            grad_from: int = 0) -> Rollout:
+            grad_from: int = 0, trace: Callable[[int, Observation | ItemObservation, Tensor,
+                                                 Tensor, Tensor], None] | None = None) -> Rollout:
     """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
 
     decode: ``sample`` or ``greedy``. first_action ``[B]`` forces the first decision (CVRP,
@@ -356,13 +357,18 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
     inputs for backward and rerun the step then (activation checkpointing): memory
     O(steps x N x D) instead of O(steps x N x FF x layers), for about a third more compute.
     replay ``[B, T]``: follow these node sequences (as returned in :attr:`Rollout.actions`)
-    instead of choosing, to recompute their log-probabilities under the current parameters.
+    instead of choosing, to recompute their log-probabilities under the current parameters;
+    an entry < 0 is decided by the policy (``decode``), so a labelled prefix can be completed
+    freely.
     progress(t) is called every :data:`PROGRESS_EVERY` steps with the number of decisions made.
     precision: ``fp32``, or ``bf16`` (:func:`autocast`; the memory is then kept in bfloat16).
     grad_from: the steps before this one run without gradients and their decisions do not
     count (with ``replay``: teacher forcing on a suffix, the memory at its start reached by
     replaying the prefix under the current parameters, truncated backpropagation through
     the memory).
+    trace(t, obs, log_p, choice, memory): called after each decision with the observation,
+    the log-probabilities ``[B, K]``, the chosen candidate index ``[B]`` and the memory after
+    the step (analyses of what the policy saw; no effect on the rollout).
     """
     if decode not in ("sample", "greedy"):
         raise ValueError(f"decode must be sample or greedy, not {decode!r}")
@@ -389,8 +395,10 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
                     logits, memory = model.step(obs, memory, first_call)
             log_p = torch.log_softmax(logits, -1)  # [B, K]
             cand = obs.nodes[:, obs.nodes.shape[1] - logits.shape[1]:]  # [B, K] (after first, current)
+            target = None
             if replay is not None:
                 target = replay[:, t] if t < replay.shape[1] else torch.zeros_like(done, dtype=torch.long)
+            if target is not None and bool((target >= 0).all()):
                 choice = (cand == target[:, None]).float().argmax(1)
                 counted = ~done & (not (first_call and first_action is not None))
             elif first_call and first_action is not None:
@@ -401,11 +409,16 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
                     choice = log_p.argmax(1)
                 else:
                     choice = torch.multinomial(log_p.exp(), 1, generator=generator).squeeze(1)
+                if target is not None:  # a partly labelled step: labels where given
+                    forced = (cand == target[:, None]).float().argmax(1)
+                    choice = torch.where(target >= 0, forced, choice)
                 counted = ~done
             counted = counted & (step >= grad_from)
             picked = log_p.gather(1, choice[:, None]).squeeze(1)
             log_prob = log_prob + torch.where(counted, picked, torch.zeros_like(picked))
             decisions += counted
+            if trace is not None:
+                trace(t, obs, log_p, choice, memory)
             env.step(cand.gather(1, choice[:, None]).squeeze(1))
         first_call = False
         t += 1

@@ -13,7 +13,7 @@ Recipes, one per stage (see :class:`Stage`): the paper's reference-free DPO (or 
 on K rollouts per instance; ``imitation``, teacher forcing on PyVRP solutions of each step's
 fresh instances, labelled on the spot; ``supervised``, teacher forcing on a pool of labelled
 instances built in parallel before the stage and kept on disk for later runs
-(:class:`routecli.miloop.labels.LabelPool`), each sample a random suffix of its solution
+(:class:`routecli.miloop.labels.LabelStore`), each sample a random suffix of its solution
 (the memory at the suffix start is reached by replaying the prefix without gradients, so
 one sample costs less than a full rollout and the state matches decoding exactly). A stage
 may draw its size per step from a range, and ``distribution`` = ``mixed`` trains on
@@ -47,7 +47,13 @@ import torch
 
 from routecli import generate
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
-from routecli.miloop.labels import DISTRIBUTIONS, LabelPool, label_sequences, training_batch
+from routecli.miloop.labels import (
+    DISTRIBUTIONS,
+    LabelPool,
+    LabelStore,
+    label_sequences,
+    training_batch,
+)
 from routecli.miloop.model import (
     KIND,
     MiLoop,
@@ -158,8 +164,8 @@ class TrainConfig:
     val_every: int = 200  # steps
     val_time_limit: float = 1.0  # nominal PyVRP seconds per reference (pyvrp_budget)
     label_time_limit: float = 0.1  # nominal PyVRP seconds per imitation label (pyvrp_budget)
-    labels: str = "runs/labels"  # label pools of supervised stages, shared between runs
-    label_instances: int = 1000  # instances per size in a supervised stage's pool
+    labels: str = "data/labels"  # label stores of supervised stages, shared between runs
+    label_instances: int = 1000  # at least this many per size in a supervised stage's pool
     label_jobs: int = 1  # processes computing labels and validation references
     distribution: str = "uniform"  # training instances: uniform | mixed (labels module)
     precision: str = "auto"  # auto | bf16 | fp32 (rollouts; master weights stay float32;
@@ -303,7 +309,8 @@ class Trainer:
     # ----------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
         return {"kind": KIND, "config": self.model.config.to_dict(), "train": self.cfg.to_dict(),
-                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "model": self.model.state_dict(),
+                "optimizer": checkpoint.compact_optimizer(self.optimizer.state_dict()),
                 "step": self.step, "instances": self.instances, "elapsed": self.elapsed,
                 "cpu_seconds": self.cpu_seconds, "best_gap": self.best_gap,
                 "best_reference": self.best_reference}
@@ -393,19 +400,20 @@ class Trainer:
                 "grad_norm": float(grad_norm), "size": size}
 
     def pool(self, size: int) -> LabelPool:
-        """The label pool of ``size``: read from the label folder, or labelled by rank 0
-        (``label_jobs`` processes) while the other ranks wait, then read."""
+        """The labels of ``size``: every instance of its :class:`LabelStore`, at least
+        ``label_instances`` (rank 0 labels the missing ones with ``label_jobs`` processes
+        while the other ranks wait)."""
         if size not in self.pools:
             cfg = self.cfg
-            build = partial(LabelPool.load_or_build, cfg.labels, cfg.problem, cfg.distribution,
-                            size, cfg.label_instances, cfg.seed, pyvrp_budget(cfg.label_time_limit),
-                            cfg.label_jobs, self.progress)
+            store = LabelStore(Path(cfg.labels), cfg.problem, cfg.distribution, size,
+                               pyvrp_budget(cfg.label_time_limit))
             if self.rank == 0:
-                self.pools[size] = build()
+                self.pools[size] = store.ensure(cfg.label_instances, cfg.label_jobs,
+                                                self.progress)
             if self.world > 1:
                 distributed.barrier()
             if self.rank != 0:
-                self.pools[size] = build()
+                self.pools[size] = store.load()
         return self.pools[size]
 
     # ---------------------------------------------------------- validation
@@ -481,6 +489,7 @@ class Trainer:
                           "elapsed": round(self.elapsed, 1), **self.cpu_record(), **val}
                 self.log(record)
                 bar.note(record)
+                self.pools.clear()  # re-read the label stores: they may have grown meanwhile
                 if val["val_gap"] < self.best_gap:
                     self.best_gap = val["val_gap"]
                     checkpoint.save(to_checkpoint(

@@ -121,9 +121,9 @@ def test_ddp_two_gloo_processes_stay_in_sync(tmp_path):
     assert records[-1]["instances"] == 2 * 2 * 2  # steps x batch x processes
 
 
-def test_supervised_stage_trains_on_a_reused_label_pool_of_mixed_sizes(tmp_path, monkeypatch):
-    """Labels are computed once per pool (in parallel) and read back by a later run; each step
-    teacher-forces a random suffix (fewer decisions than the whole solution)."""
+def test_supervised_stage_trains_on_a_reused_label_store_of_mixed_sizes(tmp_path, monkeypatch):
+    """Labels are computed once per store chunk (in parallel) and read back by a later run;
+    each step teacher-forces a random suffix (fewer decisions than the whole solution)."""
     monkeypatch.setattr("routecli.miloop.train.Trainer.validate",
                         lambda self: {"val_gap": 1.0, "val_cost": 1.0, "val_seconds": 0.0})
     import routecli.miloop.labels as labels
@@ -136,6 +136,7 @@ def test_supervised_stage_trains_on_a_reused_label_pool_of_mixed_sizes(tmp_path,
         return original(instances, *args, **kwargs)
 
     monkeypatch.setattr(labels, "reference_solutions", counted)
+    monkeypatch.setattr(labels, "LABEL_CHUNK", 3)
     for run in ("a", "b"):
         cfg = tiny_config(tmp_path / run, problem="cvrp", distribution="mixed",
                           curriculum=Stage.parse_list("6-12:4:2:1:supervised"),
