@@ -38,7 +38,7 @@ def test_a_tour_is_costed_under_the_rule_given(data_dir, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("solution, message", [
-    ("malformed/bad_solution.sol", "line 1: cannot read"),
+    ("malformed/bad_solution.sol", "line 1: 'two' is not a node id"),
     ("tiny.tsp", "is a .tour file"),  # wrong kind of file for a CVRP
     ("missing.sol", "missing.sol"),
 ])

@@ -24,9 +24,9 @@ def test_tour_round_trip(data_dir, tmp_path):
     np.testing.assert_array_equal(read_solution(out, inst).order, [0, 3, 1, 2])
 
 
-def test_bad_solution_files(data_dir, tmp_path):
-    with pytest.raises(InstanceFormatError, match="line 1: cannot read"):
-        parse_sol(data_dir / "malformed" / "bad_solution.sol")
+def test_bad_solution_files(data_dir, malformed_dir, tmp_path):
+    with pytest.raises(InstanceFormatError, match="line 1: 'two' is not a node id"):
+        parse_sol(malformed_dir / "bad_solution.sol")
     (tmp_path / "none.sol").write_text("Cost 5\n")
     with pytest.raises(InstanceFormatError, match="no 'Route #k:' lines"):
         parse_sol(tmp_path / "none.sol")

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from routecli.errors import InstanceFormatError, one_line
+from routecli.errors import InstanceFormatError, display_path
 from routecli.io import read_instance
 
 EXACT = "so costs, loads and times stay exact in float64/int64"
@@ -72,13 +72,13 @@ INVALID = {
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))
-def test_invalid_input_is_rejected_with_its_line_and_field(data_dir, name):
-    path = data_dir / "malformed" / name
+def test_invalid_input_is_rejected_with_its_line_and_field(malformed_dir, name):
+    path = malformed_dir / name
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a numpy RuntimeWarning would print before the message
         with pytest.raises(InstanceFormatError) as info:
             read_instance(path)
-    assert str(info.value) == one_line(f"{path}: {INVALID[name]}")  # cut only under a long path
+    assert str(info.value) == f"{display_path(path)}: {INVALID[name]}"
 
 
 def test_huge_dimension_fails_before_allocating(data_dir):
