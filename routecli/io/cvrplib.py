@@ -198,8 +198,10 @@ def _service_times(spec: dict[str, Spec], sections: dict[str, Section], n: int,
     if "SERVICE_TIME" in spec:
         entry = spec["SERVICE_TIME"]
         value = _number(entry.value, f"line {entry.line}: SERVICE_TIME", source)
-        check_values(np.array([[value]]), np.array([entry.line]), "SERVICE_TIME", ("service time",),
-                     source)
+        bound = magnitude_bound(n)
+        if not 0 <= value <= bound:
+            raise InstanceFormatError(f"{source}: line {entry.line}: SERVICE_TIME is {value:g}; "
+                                      f"it must be >= 0 and <= {bound:g} {EXACT}")
         service[1:] = value
     return service
 

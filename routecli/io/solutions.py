@@ -67,7 +67,9 @@ def parse_ids(text: str, where: str, source: str) -> np.ndarray:
     if long is not None:
         raise InstanceFormatError(f"{source}: {where}: id {excerpt(long.group())} is far beyond "
                                   "any instance")
-    return np.fromstring(text, dtype=np.int64, sep=" ") if text.strip() else np.zeros(0, np.int64)
+    if not text or text.isspace():
+        return np.zeros(0, np.int64)
+    return np.fromstring(text, dtype=np.int64, sep=" ")
 
 
 def stated_number(text: str, what: str, where: str, source: str) -> float:
@@ -88,15 +90,17 @@ def parse_sol(path: str | Path) -> tuple[Routes, float | None]:
     routes: list[np.ndarray] = []
     cost: float | None = None
     for number, line in text_lines(path):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
+        # a route line may be hundreds of MB: split it once, strip only its short head
         head, colon, rest = line.partition(":")
-        word = head.split()[0].lower()
+        if head.lstrip().startswith("#") or not (head.strip() or colon):
+            continue  # a comment or a blank line
+        word = head.split(None, 1)[0].lower() if head.strip() else ""
         where = f"line {number}"
         if word == "route" and colon:
             routes.append(parse_ids(rest, where, source))
-        elif word == "cost" and cost is None:
+            continue
+        line = line.strip()
+        if word == "cost" and cost is None:
             cost = stated_number(line[len(line.split()[0]):].lstrip(" :\t"), "Cost", where, source)
         else:
             raise InstanceFormatError(f"{source}: {where}: cannot read {excerpt(line)} "

@@ -76,6 +76,7 @@ def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             if b"\x00" in raw:
                 raise InstanceFormatError(f"{shown}: line {number}: binary data, not a text file")
             line = _decode(raw)
+            del raw  # one copy of a long line at a time
             if number == 1:
                 line = line.removeprefix(BOM)
             blank = blank and not line.strip()

@@ -104,3 +104,26 @@ def test_kp_sibling_solution_is_the_best_known_value(data_dir, tmp_path):
     assert value == pytest.approx(1.8) and source == "tiny.sol"
     (folder / "tiny.sol").write_text("Items: 1 2 3 4\n")  # over capacity: not a BKS
     assert best_known(inst, folder / "tiny.kp") == (None, "")
+
+
+def test_any_consistent_pairing_is_read_and_tours_keep_the_files_numbering(data_dir, tmp_path):
+    # pairs (2, 3), (4, 5), (6, 7): each pickup followed by its delivery
+    path = data_dir / "pdtsp_interleaved_pairs.vrp"
+    pd = read_instance(path)
+    assert isinstance(pd, PDTSPInstance) and pd.num_requests == 3
+    assert pd.node_ids.tolist() == [1, 2, 4, 6, 3, 5, 7]  # depot, pickups, their deliveries
+    coords = {int(row.split()[0]): [float(v) for v in row.split()[1:]]
+              for row in path.read_text().split("NODE_COORD_SECTION\n")[1].split("PICKUP")[0]
+              .splitlines()}
+    assert pd.metric.coords.tolist() == [coords[i] for i in pd.node_ids]
+    # the tour 1 2 3 4 5 6 7 of the file serves every pair in order
+    tour = tmp_path / "file.tour"
+    tour.write_text("TOUR_SECTION\n1\n2\n3\n4\n5\n6\n7\n-1\nEOF\n")
+    solution = read_solution(tour, pd)
+    assert validate(pd, solution) == []
+    written = write_solution(tmp_path / "back.tour", pd, solution).read_text()
+    assert written.split("TOUR_SECTION\n")[1].split() == ["1", "2", "3", "4", "5", "6", "7", "-1",
+                                                          "EOF"]
+    early = tmp_path / "early.tour"
+    early.write_text("TOUR_SECTION\n1\n3\n2\n4\n5\n6\n7\n-1\nEOF\n")
+    assert validate(pd, read_solution(early, pd)) == ["delivery 3 before pickup 2"]
