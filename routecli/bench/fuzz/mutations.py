@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 MAGNITUDE = 1e9  # the readers' bound on coordinates, weights, demands, times and prizes
 Lines = list[str]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,7 @@ HEADER_VALUES = {
 }
 
 
-def pick(rng: np.random.Generator, items: list) -> object:
+def pick(rng: np.random.Generator, items: Sequence[T]) -> T:
     return items[int(rng.integers(len(items)))]
 
 
@@ -190,7 +192,7 @@ def replace_number(rng: np.random.Generator, lines: Lines) -> Lines:
     candidates = [i for i, line in enumerate(lines) if NUMBER.search(line)]
     if not candidates:
         return lines
-    i = int(pick(rng, candidates))  # type: ignore[call-overload]
+    i = int(pick(rng, candidates))
     matches = list(NUMBER.finditer(lines[i]))
     m = matches[int(rng.integers(len(matches)))]
     new = str(pick(rng, REPLACEMENTS))
@@ -217,7 +219,7 @@ def ragged_row(rng: np.random.Generator, lines: Lines) -> Lines:
                   if line.split() and NUMBER.fullmatch(line.split()[0])]
     if not candidates:
         return lines
-    i = int(pick(rng, candidates))  # type: ignore[call-overload]
+    i = int(pick(rng, candidates))
     parts = lines[i].split()
     parts = parts[:-1] if rng.random() < 0.5 and len(parts) > 1 else [*parts, str(rng.integers(100))]
     out = list(lines)
@@ -266,7 +268,7 @@ def shuffle_rows(rng: np.random.Generator, lines: Lines) -> Lines:
     starts = [i for i, line in enumerate(lines) if line.strip().startswith(SHUFFLED)]
     if not starts:
         return lines
-    start = int(pick(rng, starts)) + 1  # type: ignore[call-overload]
+    start = int(pick(rng, starts)) + 1
     end = start
     while end < len(lines) and lines[end].split() and NUMBER.fullmatch(lines[end].split()[0]):
         end += 1

@@ -94,7 +94,7 @@ def seed_values(rng: np.random.Generator, seeds: list[Seed]) -> Case:
     """``--seed`` values for every model: one rule, a one-line error outside it."""
     seed = _smallest(seeds, ".tsp")
     value = str(pick(rng, SEED_VALUES))
-    model = list(pick(rng, list(SEED_MODELS)))  # type: ignore[call-overload]
+    model = list(pick(rng, list(SEED_MODELS)))
     argv = ["solve", f"{{dir}}/{seed.name}", *model, "--seed", value]
     return Case("seeds", {seed.name: seed.text.encode()}, [Run(argv, "any")],
                 f"{' '.join(model)} --seed {value}")
@@ -156,12 +156,12 @@ def malformed_solutions(rng: np.random.Generator, seeds: list[Seed]) -> Case:
     name, _ = seed.sibling
     lines = _sol_lines(seed)
     tour = name.endswith(".tour")
-    # positions of the lines holding ids
-    body = ([k for k, line in enumerate(lines) if line.strip().lstrip("-").isdigit()
-             and line.strip() != "-1"] if tour else
+    first = 0 if tour else 2  # where the ids of a line start ("Route #k:" first)
+    body = ([k for k, line in enumerate(lines) if line.split() and line.split() != ["-1"]
+             and all(w.isdigit() for w in line.split())] if tour else
             [k for k, line in enumerate(lines) if line.lower().startswith("route")])
-    k = int(pick(rng, body))  # type: ignore[call-overload]
-    n = sum(1 for _ in body) if tour else None
+    k = int(pick(rng, body))
+    n = sum(len(lines[j].split()) for j in body) if tour else None
     defects = ["junk line", "twenty digits", "underscore", "arabic digit", "id beyond",
                "drop id", "repeat id", "blank lines", "comment", "crlf"]
     defects += ["exponent id"] if tour else ["cost nan", "cost abc", "cost inf"]
@@ -177,13 +177,13 @@ def malformed_solutions(rng: np.random.Generator, seeds: list[Seed]) -> Case:
         words[-1] = new
         lines[k] = " ".join(words)
     elif defect == "drop id":
-        if tour:
-            del lines[k]
+        if len(words) > first + 1:
+            lines[k] = " ".join(words[:-1])
         else:
-            lines[k] = " ".join(words[:-1]) if len(words) > 3 else lines[k] + " " + words[-1]
+            del lines[k]
         expect = "infeasible"
     elif defect == "repeat id":
-        lines[k] = lines[k] + "\n" + lines[k] if tour else lines[k] + " " + words[-1]
+        lines[k] = " ".join([*words, words[-1]])
         expect = "infeasible"
     elif defect in ("cost nan", "cost abc", "cost inf"):
         lines = [f"Cost {defect.split()[1]}" if line.startswith("Cost") else line for line in lines]
@@ -207,8 +207,9 @@ def knapsack_ids(rng: np.random.Generator, seeds: list[Seed]) -> Case:
     """Item ids of a knapsack ``.sol``: digits 0-9 only, within the instance."""
     items = int(rng.integers(3, 30))
     weights, values = rng.random(items) + 0.01, rng.random(items)
-    kp = (f"NAME : kp\nTYPE : KP\nITEMS : {items}\nCAPACITY : {float(weights.sum()) / 3:.6f}\n"
-          "ITEM_SECTION\n" + "".join(f"{w!r} {v!r}\n" for w, v in zip(weights, values, strict=True)))
+    capacity = max(float(weights[0]), float(weights.sum()) / 3)  # item 1 alone always fits
+    kp = (f"NAME : kp\nTYPE : KP\nITEMS : {items}\nCAPACITY : {capacity!r}\nITEM_SECTION\n"
+          + "".join(f"{float(w)!r} {float(v)!r}\n" for w, v in zip(weights, values, strict=True)))
     token = str(pick(rng, ["1", "9" * 20, "1_0", "\u0661", str(items + 1), "0", "-1", "2.0", "1e1"]))
     good = token == "1"
     files = {"kp.kp": kp.encode(), "kp.sol": f"Items: {token}\nValue 0\n".encode()}
