@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).parent / "data"
 BENCHDATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata"
+DEEP = 150  # characters of a folder path deeper than most users': messages must still fit
 
 
 @pytest.fixture
@@ -20,3 +22,14 @@ def benchdata() -> Path:
     if not BENCHDATA.is_dir():
         pytest.skip(f"benchmark instances not available ({BENCHDATA} is absent)")
     return BENCHDATA
+
+
+@pytest.fixture
+def malformed_dir(tmp_path: Path) -> Path:
+    """A copy of tests/data/malformed in a folder whose path is at least ``DEEP`` characters
+    long, so that no test of an error message depends on where the checkout lives."""
+    folder = tmp_path
+    while len(str(folder)) < DEEP:
+        folder = folder / "a-deliberately-deep-folder"
+    shutil.copytree(DATA / "malformed", folder / "malformed")
+    return folder / "malformed"

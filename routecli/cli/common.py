@@ -18,6 +18,8 @@ from typer.core import TyperArgument, TyperCommand
 
 from routecli.cli import choices
 from routecli.errors import OptionError
+from routecli.limits import BKS_RULE
+from routecli.limits import check_bks as check_bks  # the commands' --bks check
 from routecli.solvers import REGISTRY
 
 # -h as well as --help, in every command (click hands these settings down to subcommands).
@@ -31,8 +33,8 @@ THREADS_HELP = ("Torch CPU threads of neural models; more pay off only on cores 
                 "is using.")
 JOBS_HELP = "Parallel worker processes."
 SEED_HELP = "Random seed."
-BKS_HELP = ("Best-known value to compute the gap against, > 0 (default: a published .sol/"
-            ".opt.tour beside the instance, then the packaged registry).")
+BKS_HELP = (f"Best-known value to compute the gap against: {BKS_RULE} (default: a published "
+            ".sol/.opt.tour beside the instance, then the packaged registry).")
 
 # The options solve and bench share, one declaration each; a command gives the default in its
 # signature (``seed: Seed = 0``), as Typer takes it from there when the type is Annotated.
@@ -166,12 +168,6 @@ def threads_for(model: str, threads: int | None) -> int | None:
         return threads
     takes = {f.name for f in fields(settings_type(model))}
     return DEFAULT_THREADS if "threads" in takes else None
-
-
-def check_bks(bks: float | None) -> None:
-    """A best-known value is a positive cost: 0 or less would make every gap meaningless."""
-    if bks is not None and not bks > 0:
-        raise OptionError(f"--bks must be a positive cost, got {bks:g}")
 
 
 def check_writable(path: Path, what: str) -> None:

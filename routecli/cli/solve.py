@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from routecli.cli import strict_json
 from routecli.cli.common import (
     BKS_HELP,
     Augment,
@@ -145,7 +145,7 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
         written = write_target(target, instance, result.solution)
     row = result_row(path, result, source, written, seed)
     if machine:
-        print(json.dumps(row), flush=True)
+        print(strict_json.dumps(row), flush=True)
     else:
         print_result(result, written)
     if not result.feasible:

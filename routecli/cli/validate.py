@@ -4,12 +4,12 @@ best-known value. Exit 0 if feasible, 1 if not, 2 if either file cannot be read.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from routecli.cli import strict_json
 from routecli.cli.common import BKS_HELP, ROUND_HELP, check_bks, console, fmt_cost, fmt_gap
 
 
@@ -22,14 +22,15 @@ def validate(
     bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
     rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
     json_line: bool = typer.Option(False, "--json", help="Print one JSON object (plain "
-                                   "numbers, gap in percent) instead of text."),
+                                   "numbers, gap in percent, null for an undefined number) "
+                                   "instead of text."),
 ) -> None:
     """Check a solution: cost under the instance's distance rule, every violated constraint,
     gap to the best-known value. Exit code 0 feasible, 1 infeasible, 2 unreadable input."""
     check_bks(bks)
     report = check_solution(instance_file, solution_file, bks, rounding)
     if json_line:
-        print(json.dumps(report), flush=True)
+        print(strict_json.dumps(report), flush=True)
     else:
         print_report(report)
     if not report["feasible"]:

@@ -10,25 +10,21 @@ gives (files and folders) into instance files.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from routecli.errors import InstanceFormatError
+from routecli.errors import InstanceFormatError, display_path
 from routecli.io.bks import best_known, fingerprint, is_bks_source, registry
 from routecli.io.cvrplib import vrplib_from_text
 from routecli.io.files import INSTANCE_SUFFIXES, folder_instances
 from routecli.io.kp import kp_from_text
 from routecli.io.pdtsp import pdtsp_from_text
 from routecli.io.solutions import read_solution, solution_suffix, write_solution, written_by_routecli
-from routecli.io.text import read_text
+from routecli.io.text import declared_type, read_text
 from routecli.io.tsplib import tsp_from_text
 from routecli.kernels.distance import RULES
 from routecli.problems import Instance
 
 ROUND_CHOICES = ("file", "none", *RULES)
-_TSP_TYPE = re.compile(r"^\s*TYPE\s*:\s*TSP\b", re.IGNORECASE | re.MULTILINE)
-_KP_TYPE = re.compile(r"^\s*TYPE\s*:\s*KP\b", re.IGNORECASE | re.MULTILINE)
-_PDTSP_TYPE = re.compile(r"^\s*TYPE\s*:\s*PDTSP\b", re.IGNORECASE | re.MULTILINE)
 
 
 def round_rule(option: str | None) -> str | None:
@@ -47,17 +43,18 @@ def read_instance(path: str | Path, rounding: str | None = None) -> Instance:
     """Read any supported instance file; ``rounding`` as the CLI's ``--round``."""
     rule = round_rule(rounding)
     p = Path(path)
+    source = display_path(p)
     text = read_text(p)
-    head = text[:2000]
-    if p.suffix.lower() == ".tsp" or _TSP_TYPE.search(head):
-        return tsp_from_text(text, str(p), rule)
-    if p.suffix.lower() == ".kp" or _KP_TYPE.search(head):
+    kind = declared_type(text)
+    if p.suffix.lower() == ".tsp" or kind == "TSP":
+        return tsp_from_text(text, source, rule)
+    if p.suffix.lower() == ".kp" or kind == "KP":
         if rule is not None:
-            raise InstanceFormatError(f"{p}: --round has no meaning for a knapsack")
-        return kp_from_text(text, str(p))
-    if _PDTSP_TYPE.search(head):
-        return pdtsp_from_text(text, str(p), rule)
-    return vrplib_from_text(text, str(p), rule)
+            raise InstanceFormatError(f"{source}: --round has no meaning for a knapsack")
+        return kp_from_text(text, source)
+    if kind == "PDTSP":
+        return pdtsp_from_text(text, source, rule)
+    return vrplib_from_text(text, source, rule)
 
 
 def expand_inputs(paths: list[str | Path]) -> list[Path]:
@@ -71,7 +68,7 @@ def expand_inputs(paths: list[str | Path]) -> list[Path]:
         elif p.is_file():
             files.append(p)
         else:
-            raise InstanceFormatError(f"{p}: no such file or folder")
+            raise InstanceFormatError(f"{display_path(p)}: no such file or folder")
     return list(dict.fromkeys(files))
 
 

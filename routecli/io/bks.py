@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
-import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -38,12 +37,10 @@ from routecli.errors import InstanceFormatError
 from routecli.io.cvrplib import is_solomon
 from routecli.io.files import INSTANCE_SUFFIXES
 from routecli.io.solutions import read_solution_and_cost, written_by_routecli
+from routecli.io.text import header_value, read_text
 from routecli.io.tsplib import EDGE_WEIGHT_RULES
 from routecli.problems import Instance, KPInstance, PCVRPInstance, VRPTWInstance, validate
 from routecli.problems.instance import CapacitatedInstance
-
-_EDGE_WEIGHT_TYPE = re.compile(r"^\s*EDGE_WEIGHT_TYPE\s*:\s*(\w+)", re.IGNORECASE | re.MULTILINE)
-
 
 # A stated Cost may be rounded (to cents, for the float costs of Solomon-style instances).
 STATED_COST_TOLERANCE = 0.01
@@ -99,16 +96,12 @@ def fingerprint(instance: Instance) -> str:
 def declared_rule(path: str | Path) -> str | None:
     """The distance rule the instance file declares (from its header), ``None`` if unknown."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(65536).decode("latin-1")
-    except OSError:
+        text = read_text(path)
+    except InstanceFormatError:
         return None
-    if is_solomon(head):
+    if is_solomon(text):
         return "exact"
-    found = _EDGE_WEIGHT_TYPE.search(head)
-    if found is None:
-        return None
-    ewt = found.group(1).upper()
+    ewt = header_value(text, "EDGE_WEIGHT_TYPE").upper()
     return "exact" if ewt == "EXACT_2D" else EDGE_WEIGHT_RULES.get(ewt)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError, excerpt
+from routecli.errors import InstanceFormatError, display_path, excerpt
 from routecli.io.text import (
     EXACT,
     Section,
@@ -25,6 +25,7 @@ from routecli.io.text import (
     magnitude_bound,
     node_table,
     parse,
+    parse_number,
     read_text,
 )
 from routecli.io.tsplib import edge_weight_rule, instance_metric
@@ -39,6 +40,11 @@ SECTION_KEYS = {
     "NODE_COORD_SECTION", "DEMAND_SECTION", "DEPOT_SECTION", "EDGE_WEIGHT_SECTION",
     "TIME_WINDOW_SECTION", "SERVICE_TIME_SECTION", "PRIZE_SECTION", "DISPLAY_DATA_SECTION",
 }
+# TYPE values this reader solves, and the section each needs; anything else is refused rather
+# than solved as a CVRP.
+TYPES = {"CVRP": None, "VRPTW": "TIME_WINDOW_SECTION", "CVRPTW": "TIME_WINDOW_SECTION",
+         "PCVRP": "PRIZE_SECTION"}
+SOLVED = "TSP, CVRP, VRPTW, PCVRP, PDTSP and KP"  # every problem read_instance reads
 SOLOMON_COLUMNS = ("x", "y", "demand", "ready time", "due time", "service time")
 SOLOMON_HEADER = (("VEHICLE", 1), ("NUMBER", 2), ("CUSTOMER", 4), ("CUST", 5))  # word, line index
 
@@ -52,7 +58,7 @@ def is_solomon(text: str) -> bool:
 
 def read_vrplib(path: str | Path, round_rule: str | None = None) -> Instance:
     """A CVRP, VRPTW or PCVRP from a VRPLIB or Solomon file; ``round_rule`` overrides its rule."""
-    return vrplib_from_text(read_text(path), str(path), round_rule)
+    return vrplib_from_text(read_text(path), display_path(path), round_rule)
 
 
 def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> Instance:
@@ -62,6 +68,7 @@ def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> I
     if "DISTANCE" in spec:  # a route-length limit no solver here respects: refuse, never ignore
         raise InstanceFormatError(f"{source}: line {spec['DISTANCE'].line}: DISTANCE (a route "
                                   "length limit) is not supported")
+    _check_type(spec, sections, source)
     n = dimension(spec, source)
     ewt = edge_weight_rule(spec, source, extra=("EXACT_2D",))
     metric = instance_metric(spec, sections, n, ewt, round_rule, source)
@@ -70,26 +77,67 @@ def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> I
     capacity = _capacity(spec["CAPACITY"].value, f"line {spec['CAPACITY'].line}: CAPACITY", n, source)
     demands = _node_values(sections, "DEMAND_SECTION", n, ("demand",), source)
     _check_depot(sections, source)
+    _check_depot_demand(demands, "DEMAND_SECTION", source)
     _check_fits(demands, capacity, "DEMAND_SECTION", source)
+    vehicles = _fleet(spec, source)
+    # Every section present is checked, also one the problem does not use (service times of
+    # a CVRP, prizes of a VRPTW): a number routecli reads is never taken unchecked.
+    service = _service_times(spec, sections, n, source)
+    prizes = (_node_values(sections, "PRIZE_SECTION", n, ("prize",), source)[0][:, 0]
+              if "PRIZE_SECTION" in sections else None)
     name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
     if "TIME_WINDOW_SECTION" in sections:
         windows = _node_values(sections, "TIME_WINDOW_SECTION", n, ("ready time", "due time"),
                                source)
-        service = _service_times(spec, sections, n, source)
         _check_windows(windows, "TIME_WINDOW_SECTION", source)
         return VRPTWInstance(name, metric, demands[0][:, 0], capacity, windows[0][:, 0],
-                             windows[0][:, 1], service)
-    if "PRIZE_SECTION" in sections:
-        prizes = _node_values(sections, "PRIZE_SECTION", n, ("prize",), source)[0][:, 0]
-        return PCVRPInstance(name, metric, demands[0][:, 0], capacity, prizes)
-    return CVRPInstance(name, metric, demands[0][:, 0], capacity)
+                             windows[0][:, 1], service, vehicles=vehicles)
+    if prizes is not None:
+        return PCVRPInstance(name, metric, demands[0][:, 0], capacity, prizes, vehicles=vehicles)
+    return CVRPInstance(name, metric, demands[0][:, 0], capacity, vehicles=vehicles)
+
+
+def _check_type(spec: dict[str, Spec], sections: dict[str, Section], source: str) -> None:
+    """A TYPE this reader solves, with the section it needs."""
+    if "TYPE" not in spec:
+        return
+    entry = spec["TYPE"]
+    kind = entry.value.split()[0].upper() if entry.value.split() else ""
+    if kind not in TYPES:
+        raise InstanceFormatError(f"{source}: line {entry.line}: TYPE {excerpt(entry.value)} is "
+                                  f"not a problem routecli solves ({SOLVED})")
+    needed = TYPES[kind]
+    if needed is not None and needed not in sections:
+        raise InstanceFormatError(f"{source}: line {entry.line}: TYPE {kind} needs a {needed}")
+
+
+def _fleet(spec: dict[str, Spec], source: str) -> int | None:
+    """The fleet limit of ``VEHICLES`` / ``NUM_VEHICLES`` (one of them), a positive integer."""
+    given = [key for key in ("VEHICLES", "NUM_VEHICLES") if key in spec]
+    if not given:
+        return None
+    if len(given) > 1:
+        raise InstanceFormatError(f"{source}: line {spec[given[1]].line}: {given[1]} repeats "
+                                  f"{given[0]} (line {spec[given[0]].line})")
+    entry = spec[given[0]]
+    count = _number(entry.value, f"line {entry.line}: {given[0]}", source)
+    if not (np.isfinite(count) and count >= 1 and count == np.floor(count) and count <= 2**31):
+        raise InstanceFormatError(f"{source}: line {entry.line}: {given[0]} is "
+                                  f"{excerpt(entry.value)}; it must be a positive integer")
+    return int(count)
+
+
+def _check_depot_demand(demands: tuple[np.ndarray, np.ndarray], section: str, source: str,
+                        first_id: int = 1) -> None:
+    """The depot (node ``first_id``) has no demand: no route serves it."""
+    values, lines = demands
+    if values[0, 0] != 0:
+        raise InstanceFormatError(f"{source}: line {lines[0]}: {section}: the depot (node "
+                                  f"{first_id}) has demand {values[0, 0]:g}; it must be 0")
 
 
 def _number(text: str, where: str, source: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise InstanceFormatError(f"{source}: {where} must be a number, got {excerpt(text)}") from None
+    return parse_number(text.strip(), where, source)
 
 
 def _capacity(text: str, where: str, n: int, source: str) -> float:
@@ -150,8 +198,10 @@ def _service_times(spec: dict[str, Spec], sections: dict[str, Section], n: int,
     if "SERVICE_TIME" in spec:
         entry = spec["SERVICE_TIME"]
         value = _number(entry.value, f"line {entry.line}: SERVICE_TIME", source)
-        check_values(np.array([[value]]), np.array([entry.line]), "SERVICE_TIME", ("service time",),
-                     source)
+        bound = magnitude_bound(n)
+        if not 0 <= value <= bound:
+            raise InstanceFormatError(f"{source}: line {entry.line}: SERVICE_TIME is {value:g}; "
+                                      f"it must be >= 0 and <= {bound:g} {EXACT}")
         service[1:] = value
     return service
 
@@ -183,7 +233,7 @@ def solomon_from_text(text: str, source: str, round_rule: str | None = None) -> 
                                       f"{word!r} (Solomon format), got {excerpt(lines[k][1])}")
     vehicles = Section("VEHICLE", lines[2][0], [lines[3][0]], [lines[3][1].split()])
     count = vehicles.table(2, "NUMBER CAPACITY", source)[0, 0]
-    if not (count >= 1 and count == np.floor(count) and np.isfinite(count)):
+    if not (np.isfinite(count) and 1 <= count <= 2**31 and count == np.floor(count)):
         raise InstanceFormatError(f"{source}: {vehicles.where(0)}: the vehicle NUMBER is "
                                   f"{count:g}; it must be a positive integer")
     customers = Section("CUSTOMER", lines[5][0], [k for k, _ in lines[6:]],
@@ -196,9 +246,10 @@ def solomon_from_text(text: str, source: str, round_rule: str | None = None) -> 
     check_values(values[:, :2], node_lines, "CUSTOMER", SOLOMON_COLUMNS[:2], source, first_id=0,
                  nonnegative=False)
     check_values(values[:, 2:], node_lines, "CUSTOMER", SOLOMON_COLUMNS[2:], source, first_id=0)
+    _check_depot_demand((values[:, 2:3], node_lines), "CUSTOMER", source, first_id=0)
     capacity = _capacity(vehicles.rows[0][1], f"line {lines[3][0]}: CAPACITY", n, source)
     _check_fits((values[:, 2:3], node_lines), capacity, "CUSTOMER", source, first_id=0)
     _check_windows((values[:, 3:5], node_lines), "CUSTOMER", source, first_id=0)
     metric = Metric(round_rule or "exact", coords=values[:, :2])
     return VRPTWInstance(lines[0][1], metric, values[:, 2], capacity, values[:, 3], values[:, 4],
-                         values[:, 5])
+                         values[:, 5], vehicles=int(count))

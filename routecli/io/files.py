@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from routecli.errors import InstanceFormatError
+from routecli.errors import InstanceFormatError, display_path
 
 INSTANCE_SUFFIXES = (".tsp", ".vrp", ".txt", ".kp")
 
@@ -14,6 +14,6 @@ def folder_instances(folder: str | Path) -> list[Path]:
     a folder without any is an error."""
     found = sorted(p for p in Path(folder).iterdir() if p.suffix in INSTANCE_SUFFIXES)
     if not found:
-        raise InstanceFormatError(f"{folder}: no instance files "
+        raise InstanceFormatError(f"{display_path(folder)}: no instance files "
                                   f"({', '.join(INSTANCE_SUFFIXES)}) in this folder")
     return found

@@ -23,13 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError, excerpt
+from routecli.errors import InstanceFormatError, display_path, excerpt
 from routecli.io.text import EXACT, magnitude_bound, parse, read_text, spec_number
 from routecli.problems import KPInstance
 
 SPEC_KEYS = {"NAME", "COMMENT", "TYPE", "ITEMS", "CAPACITY"}
 SECTION_KEYS = {"ITEM_SECTION"}
 COLUMNS = ("weight", "value")
+MAX_ITEMS = 2**31  # far above any file that fits in memory; keeps ITEMS an int64 size
 
 
 def kp_from_text(text: str, source: str) -> KPInstance:
@@ -38,9 +39,9 @@ def kp_from_text(text: str, source: str) -> KPInstance:
         raise InstanceFormatError(f"{source}: line {spec['TYPE'].line}: TYPE "
                                   f"{excerpt(spec['TYPE'].value)} is not KP")
     count, count_line = spec_number(spec, "ITEMS", source)
-    if count != np.floor(count) or count < 1:
+    if not (np.isfinite(count) and count == np.floor(count) and 1 <= count <= MAX_ITEMS):
         raise InstanceFormatError(f"{source}: line {count_line}: ITEMS must be a positive "
-                                  f"integer, got {spec['ITEMS'].value}")
+                                  f"integer, got {excerpt(spec['ITEMS'].value)}")
     n = int(count)
     capacity, cap_line = spec_number(spec, "CAPACITY", source)
     if not 0 < capacity <= magnitude_bound(n):
@@ -80,7 +81,7 @@ def _check_items(table: np.ndarray, lines: list[int], source: str) -> None:
 
 
 def read_kp(path: str | Path) -> KPInstance:
-    return kp_from_text(read_text(path), str(path))
+    return kp_from_text(read_text(path), display_path(path))
 
 
 def format_kp(name: str, comment: str, weights: np.ndarray, values: np.ndarray,

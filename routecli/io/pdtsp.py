@@ -21,10 +21,12 @@ it as is, the pairs coming back as ``pickup_and_delivery``)::
     -1
     EOF
 
-The pairing must follow the MiLoop convention (Appendix B.2): with ``r = (DIMENSION - 1) / 2``,
-nodes ``2..r+1`` are the pickups and node ``k + r`` delivers what pickup ``k`` picked up.
-Anything else (an odd number of paired nodes, a delivery whose pickup does not name it back,
-another numbering) is refused with one line naming the line and the node.
+Any consistent pairing is read: every node but the depot is a pickup that names its delivery
+or a delivery that names its pickup, and each names the other back. The instance is renumbered
+into the MiLoop layout (Appendix B.2: depot, the pickups in file order, then their deliveries in
+the same order) and keeps the file's ids, so tours are read and written in the file's numbering.
+Anything inconsistent (an odd number of paired nodes, a delivery whose pickup does not name it
+back, a node both or neither) is refused with one line naming the line and the node.
 """
 
 from __future__ import annotations
@@ -33,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError, excerpt
+from routecli.errors import InstanceFormatError, display_path, excerpt
 from routecli.io.text import dimension, node_table, parse, read_text
 from routecli.io.tsplib import edge_weight_rule, instance_metric
-from routecli.problems import PDTSPInstance
+from routecli.problems import Metric, PDTSPInstance
 
 SPEC_KEYS = {"NAME", "COMMENT", "TYPE", "DIMENSION", "EDGE_WEIGHT_TYPE", "EDGE_WEIGHT_FORMAT",
              "EDGE_DATA_FORMAT", "NODE_COORD_TYPE", "DISPLAY_DATA_TYPE"}
@@ -58,13 +60,22 @@ def pdtsp_from_text(text: str, source: str, round_rule: str | None = None) -> PD
     metric = instance_metric(spec, sections, n, edge_weight_rule(spec, source, ("EXACT_2D",)),
                              round_rule, source)
     _check_depot(sections, source)
-    _check_pairs(sections, n, source)
+    order = _layout(sections, n, source)
     name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
-    return PDTSPInstance(name, metric)
+    if np.array_equal(order, np.arange(n)):
+        return PDTSPInstance(name, metric)
+    return PDTSPInstance(name, _renumbered(metric, order), file_ids=order + 1)
+
+
+def _renumbered(metric: Metric, order: np.ndarray) -> Metric:
+    """``metric`` with node ``k`` the file's node ``order[k]`` (0-based)."""
+    coords = metric.coords[order] if metric.coords is not None else None
+    matrix = metric.matrix[np.ix_(order, order)] if metric.matrix is not None else None
+    return Metric(metric.rule, coords=coords, matrix=matrix)
 
 
 def read_pdtsp(path: str | Path, round_rule: str | None = None) -> PDTSPInstance:
-    return pdtsp_from_text(read_text(path), str(path), round_rule)
+    return pdtsp_from_text(read_text(path), display_path(path), round_rule)
 
 
 def _check_depot(sections: dict, source: str) -> None:
@@ -79,47 +90,43 @@ def _check_depot(sections: dict, source: str) -> None:
                                   f"got {shown}")
 
 
-def _check_pairs(sections: dict, n: int, source: str) -> None:
-    """Every row ``id pickup delivery`` pairs node ``k`` (pickup) with ``k + r``; file ids."""
+def _layout(sections: dict, n: int, source: str) -> np.ndarray:
+    """The file's nodes (0-based) in the MiLoop layout: the depot, the pickups in file order,
+    their deliveries in the same order; each row ``id pickup delivery`` is checked (file ids)."""
     if PAIRS not in sections:
         raise InstanceFormatError(f"{source}: missing {PAIRS}")
     section = sections[PAIRS]
     table, lines = node_table(section, n, ("pickup", "delivery"), source)
-    r = (n - 1) // 2
-    ids = np.arange(1, n + 1)
-    expected = np.zeros((n, 2))
-    expected[1:r + 1, 1] = ids[1:r + 1] + r  # pickup k delivers to k + r
-    expected[r + 1:, 0] = ids[r + 1:] - r  # delivery k + r picks up at k
-    wrong = np.flatnonzero((table != expected).any(1))
-    if not wrong.size:
-        return
-    i = int(wrong[0])
-    node, (pickup, delivery) = i + 1, table[i]
-    where = f"{source}: line {lines[i]}: {PAIRS}: node {node}"
-    for value in (pickup, delivery):
-        if value != np.floor(value) or not 0 <= value <= n:
-            raise InstanceFormatError(f"{where}: {value:g} is not a node id in 0..{n}")
-    if node == 1:
-        raise InstanceFormatError(f"{where} is the depot; its pickup and delivery must be 0 0")
-    if pickup == 0 and delivery == 0:
-        raise InstanceFormatError(f"{where} is neither a pickup nor a delivery (0 0)")
-    if pickup and delivery:
-        raise InstanceFormatError(f"{where} is both a delivery (of {pickup:g}) and a pickup "
-                                  f"(for {delivery:g})")
-    if pickup:  # a delivery: its pickup must name it back
-        partner = int(pickup)
-        back = table[partner - 1, 1]
-        if back != node:
-            raise InstanceFormatError(
-                f"{where}: delivery without its pickup: node {partner} "
-                + (f"delivers to {back:g}" if back else "is not a pickup"))
-    else:
-        partner = int(delivery)
-        back = table[partner - 1, 0]
-        if back != node:
-            raise InstanceFormatError(
-                f"{where}: pickup without its delivery: node {partner} "
-                + (f"is the delivery of {back:g}" if back else "is not a delivery"))
-    raise InstanceFormatError(
-        f"{where}: routecli needs pickups 2..{r + 1} and delivery k + {r} for pickup k "
-        f"(node {node} is paired with {partner})")
+    for i in range(n):
+        node, (pickup, delivery) = i + 1, table[i]
+        where = f"{source}: line {lines[i]}: {PAIRS}: node {node}"
+        for value in (pickup, delivery):
+            if value != np.floor(value) or not 0 <= value <= n:
+                raise InstanceFormatError(f"{where}: {value:g} is not a node id in 0..{n}")
+        if node == 1:
+            if pickup or delivery:
+                raise InstanceFormatError(f"{where} is the depot; its pickup and delivery must "
+                                          "be 0 0")
+            continue
+        if pickup == 0 and delivery == 0:
+            raise InstanceFormatError(f"{where} is neither a pickup nor a delivery (0 0)")
+        if pickup and delivery:
+            raise InstanceFormatError(f"{where} is both a delivery (of {pickup:g}) and a pickup "
+                                      f"(for {delivery:g})")
+        if pickup:  # a delivery: its pickup must name it back
+            partner = int(pickup)
+            back = table[partner - 1, 1]
+            if back != node:
+                raise InstanceFormatError(
+                    f"{where}: delivery without its pickup: node {partner} "
+                    + (f"delivers to {back:g}" if back else "is not a pickup"))
+        else:
+            partner = int(delivery)
+            back = table[partner - 1, 0]
+            if back != node:
+                raise InstanceFormatError(
+                    f"{where}: pickup without its delivery: node {partner} "
+                    + (f"is the delivery of {back:g}" if back else "is not a delivery"))
+    pickups = np.flatnonzero(table[:, 1] > 0)
+    deliveries = table[pickups, 1].astype(np.int64) - 1
+    return np.concatenate([[0], pickups, deliveries])

@@ -10,16 +10,25 @@ skips; the COMMENT of a ``.tour``), so it is never mistaken for a published best
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 import numpy as np
 
 from routecli.atomic import atomic_write_text
-from routecli.errors import InstanceFormatError, excerpt
-from routecli.io.text import read_text
+from routecli.errors import InstanceFormatError, display_path, excerpt
+from routecli.io.text import is_number_token, text_lines
 from routecli.io.tsplib import WRITER_MARK, format_tour, read_tour
-from routecli.problems import Instance, KPInstance, Routes, Selection, Solution, Tour
+from routecli.problems import (
+    Instance,
+    KPInstance,
+    PDTSPInstance,
+    Routes,
+    Selection,
+    Solution,
+    Tour,
+)
 
 
 def format_sol(solution: Routes, cost: float) -> str:
@@ -43,23 +52,59 @@ def written_by_routecli(path: str | Path) -> bool:
     return bool(_ROUTECLI_HEAD.search("\n".join(head.splitlines()[:5])))
 
 
+_IDS = re.compile(r"[0-9 \t\r\n]*")  # ids are ASCII digits: int() also reads "1_0" and "١٢"
+_LONG_ID = re.compile(r"[0-9]{19,}")  # beyond int64 (the largest instance has 7-digit ids)
+
+
+def parse_ids(text: str, where: str, source: str) -> np.ndarray:
+    """The whitespace-separated node or item ids in ``text`` as int64, parsed without a Python
+    object per id (a one-route solution of a large instance is one long line)."""
+    if _IDS.fullmatch(text) is None:
+        bad = next(tok for tok in text.split() if not (tok.isascii() and tok.isdigit()))
+        raise InstanceFormatError(f"{source}: {where}: {excerpt(bad)} is not a node id "
+                                  "(ids are written with the digits 0-9)")
+    long = _LONG_ID.search(text)
+    if long is not None:
+        raise InstanceFormatError(f"{source}: {where}: id {excerpt(long.group())} is far beyond "
+                                  "any instance")
+    if not text or text.isspace():
+        return np.zeros(0, np.int64)
+    return np.fromstring(text, dtype=np.int64, sep=" ")
+
+
+def stated_number(text: str, what: str, where: str, source: str) -> float:
+    """The number a ``Cost`` / ``Value`` line states: finite, or the line is unreadable."""
+    words = text.split()
+    value = float(words[0]) if len(words) == 1 and is_number_token(words[0]) else math.nan
+    if not math.isfinite(value):
+        raise InstanceFormatError(f"{source}: {where}: {what} must be one finite number, got "
+                                  f"{excerpt(text.strip())}")
+    return value
+
+
 def parse_sol(path: str | Path) -> tuple[Routes, float | None]:
-    """Routes (customer ids as written: depot 0 omitted) and the stated cost, if any."""
-    source = str(path)
-    routes: list[list[int]] = []
+    """Routes (customer ids as written: depot 0 omitted) and the stated cost, if any. Every
+    line is a ``Route #k: ids`` line, a ``Cost`` line, a ``#`` comment or blank; any other
+    line makes the file unreadable (a solution with a line dropped in is not the solution)."""
+    source = display_path(path)
+    routes: list[np.ndarray] = []
     cost: float | None = None
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        line = line.strip()
-        if not line:
+    for number, line in text_lines(path):
+        # a route line may be hundreds of MB: split it once, strip only its short head
+        head, colon, rest = line.partition(":")
+        if head.lstrip().startswith("#") or not (head.strip() or colon):
+            continue  # a comment or a blank line
+        word = head.split(None, 1)[0].lower() if head.strip() else ""
+        where = f"line {number}"
+        if word == "route" and colon:
+            routes.append(parse_ids(rest, where, source))
             continue
-        head, _, rest = line.partition(":")
-        try:
-            if head.lower().startswith("route"):
-                routes.append([int(tok) for tok in rest.split()])
-            elif head.lower().startswith("cost"):
-                cost = float(line.split()[1] if not rest else rest.split()[0])
-        except (ValueError, IndexError):
-            raise InstanceFormatError(f"{source}: line {number}: cannot read {excerpt(line)}") from None
+        line = line.strip()
+        if word == "cost" and cost is None:
+            cost = stated_number(line[len(line.split()[0]):].lstrip(" :\t"), "Cost", where, source)
+        else:
+            raise InstanceFormatError(f"{source}: {where}: cannot read {excerpt(line)} "
+                                      "(expected 'Route #k: ids' or 'Cost value')")
     if not routes:
         raise InstanceFormatError(f"{source}: no 'Route #k:' lines")
     return Routes(routes), cost
@@ -73,29 +118,33 @@ def format_selection(instance: KPInstance, solution: Selection) -> str:
 
 
 def parse_selection(path: str | Path, items: int) -> tuple[Selection, float | None]:
-    """Chosen items (0-based) of a knapsack ``.sol`` and its stated ``Value``, if any; ids
-    outside 1..``items`` are an error."""
-    source = str(path)
-    chosen: list[int] = []
+    """Chosen items (0-based) of a knapsack ``.sol`` and its stated ``Value``, if any; lines
+    other than ``Items:``, ``Value``, ``Weight``, comments and blanks, and ids outside
+    1..``items``, are errors."""
+    source = display_path(path)
+    chosen: list[np.ndarray] = []
     value: float | None = None
     found = False
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in text_lines(path):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        head, _, rest = line.partition(":")
-        word = line.split()[0].lower()
-        try:
-            if head.strip().lower() == "items":
-                chosen += [int(tok) for tok in rest.split()]
-                found = True
-            elif word == "value":
-                value = float(line.split()[1])
-        except (ValueError, IndexError):
-            raise InstanceFormatError(f"{source}: line {number}: cannot read {excerpt(line)}") from None
+        head, colon, rest = line.partition(":")
+        word = head.split()[0].lower()
+        where = f"line {number}"
+        if word == "items" and colon:
+            chosen.append(parse_ids(rest, where, source))
+            found = True
+        elif word in ("value", "weight"):
+            stated = stated_number(line[len(line.split()[0]):].lstrip(" :\t"), word.title(),
+                                   where, source)
+            value = stated if word == "value" else value
+        else:
+            raise InstanceFormatError(f"{source}: {where}: cannot read {excerpt(line)} "
+                                      "(expected 'Items: ids', 'Value v' or 'Weight w')")
     if not found:
         raise InstanceFormatError(f"{source}: no 'Items:' line")
-    ids = np.asarray(chosen, np.int64)
+    ids = np.concatenate(chosen)
     outside = ids[(ids < 1) | (ids > items)]
     if outside.size:
         raise InstanceFormatError(f"{source}: item {outside[0]} does not exist; the instance has "
@@ -108,7 +157,10 @@ def format_solution(instance: Instance, solution: Solution) -> str:
         return format_selection(instance, solution)
     cost = instance.cost(solution)  # type: ignore[arg-type]
     if isinstance(solution, Tour):
-        return format_tour(instance.name, solution.order, cost)
+        order = solution.order
+        if isinstance(instance, PDTSPInstance):  # in the file's numbering
+            order = instance.node_ids[order] - 1
+        return format_tour(instance.name, order, cost)
     if isinstance(solution, Routes):
         return format_sol(solution, cost)
     raise InstanceFormatError(f"cannot write a {type(solution).__name__} solution")
@@ -139,13 +191,19 @@ def read_solution_and_cost(path: str | Path, instance: Instance) -> tuple[Soluti
         return parse_selection(path, instance.size)
     if instance.problem in ("tsp", "pdtsp"):
         if not str(path).endswith(".tour"):
-            raise InstanceFormatError(f"{path}: a {instance.problem.upper()} solution is a .tour file")
-        return Tour(read_tour(path, instance.metric.size)), None
+            raise InstanceFormatError(f"{display_path(path)}: a {instance.problem.upper()} "
+                                      "solution is a .tour file")
+        order = read_tour(path, instance.metric.size)
+        if isinstance(instance, PDTSPInstance):  # from the file's numbering
+            node_of = np.empty(instance.size, np.int64)
+            node_of[instance.node_ids - 1] = np.arange(instance.size)
+            order = node_of[order]
+        return Tour(order), None
     routes, stated = parse_sol(path)
     customers = instance.metric.size - 1
     for k, route in enumerate(routes.routes):
         outside = route[(route < 1) | (route > customers)]
         if outside.size:
-            raise InstanceFormatError(f"{path}: route {k + 1} visits customer {outside[0]}; the "
-                                      f"instance has customers 1..{customers}")
+            raise InstanceFormatError(f"{display_path(path)}: route {k + 1} visits customer "
+                                      f"{outside[0]}; the instance has customers 1..{customers}")
     return routes, stated

@@ -10,13 +10,15 @@ with one numpy call, so reading stays fast on the largest files (pla85900, Fland
 from __future__ import annotations
 
 import itertools
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError, excerpt
+from routecli.errors import InstanceFormatError, display_path, excerpt
 
 # Largest |value| of a coordinate, edge weight, demand, capacity, time or prize. A solution of an
 # n-node instance has at most 2n edges (one-customer routes), each at most 2*sqrt(2)*bound + 1
@@ -31,22 +33,95 @@ def magnitude_bound(n: int) -> float:
     return min(MAX_MAGNITUDE, float(2**53 // (6 * max(n, 1))))
 
 
-def read_text(path: str | Path) -> str:
-    """File contents as text; a clear error for missing, empty or binary files and folders."""
+BOM = "\ufeff"  # a UTF-8 byte-order mark some editors write first
+
+
+def _checked_path(path: str | Path) -> str:
+    """The name of ``path`` for messages, once it is known to be a file."""
     p = Path(path)
+    shown = display_path(p)
     if p.is_dir():
-        raise InstanceFormatError(f"{p}: is a folder, not an instance file")
+        raise InstanceFormatError(f"{shown}: is a folder, not an instance file")
     if not p.is_file():
-        raise InstanceFormatError(f"{p}: no such file")
-    raw = p.read_bytes()
-    if not raw.strip():
-        raise InstanceFormatError(f"{p}: the file is empty")
-    if b"\x00" in raw:
-        raise InstanceFormatError(f"{p}: binary data, not a TSPLIB/VRPLIB text file")
+        raise InstanceFormatError(f"{shown}: no such file")
+    return shown
+
+
+def _decode(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")  # decodes any byte string; numbers are ASCII either way
+
+
+def read_text(path: str | Path) -> str:
+    """File contents as text (without a byte-order mark); a clear error for missing, empty or
+    binary files and folders."""
+    shown = _checked_path(path)
+    raw = Path(path).read_bytes()
+    if not raw.strip():
+        raise InstanceFormatError(f"{shown}: the file is empty")
+    if b"\x00" in raw:
+        raise InstanceFormatError(f"{shown}: binary data, not a TSPLIB/VRPLIB text file")
+    return _decode(raw).removeprefix(BOM)
+
+
+def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a file read one line at a time (a solution file may be
+    hundreds of MB), with the checks of :func:`read_text`; an empty file fails at its end."""
+    shown = _checked_path(path)
+    blank = True
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if b"\x00" in raw:
+                raise InstanceFormatError(f"{shown}: line {number}: binary data, not a text file")
+            line = _decode(raw)
+            del raw  # one copy of a long line at a time
+            if number == 1:
+                line = line.removeprefix(BOM)
+            blank = blank and not line.strip()
+            yield number, line
+    if blank:
+        raise InstanceFormatError(f"{shown}: the file is empty")
+
+
+def header_value(text: str, key: str) -> str:
+    """The value of the ``KEY : value`` line among the specification lines before the first
+    data section (``""`` without one). One pass over the lines: a header padded with blank lines
+    or long comments costs what its length costs."""
+    for line in text.split("\n"):
+        head, colon, value = line.partition(":")
+        head = head.strip().upper()
+        if head.endswith("_SECTION") or head.split()[:1] == ["EOF"]:
+            break
+        if colon and head == key:
+            return value.strip()
+    return ""
+
+
+def declared_type(text: str) -> str:
+    """The first word of the file's ``TYPE``, upper case (``""`` without one)."""
+    words = header_value(text, "TYPE").split()
+    return words[0].upper() if words else ""
+
+
+# A number as files write it: ASCII digits, a sign, a point, an exponent; nan and inf (any case)
+# too, so that the checks name them. Python's float() also takes "1_0" and non-ASCII digits.
+_NUMBER = re.compile(r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|infinity)",
+                     re.IGNORECASE | re.ASCII)
+_INTEGER = re.compile(r"[-+]?[0-9]+")
+
+
+def is_number_token(token: str) -> bool:
+    """Whether ``token`` is a number as a data file writes one (see ``_NUMBER``)."""
+    return _NUMBER.fullmatch(token) is not None
+
+
+def parse_number(token: str, where: str, source: str) -> float:
+    """``token`` as a float; ``where`` (``line L: FIELD``) names it in the error."""
+    if not is_number_token(token):
+        raise InstanceFormatError(f"{source}: {where} must be a number, got {excerpt(token)}")
+    return float(token)
 
 
 @dataclass(frozen=True)
@@ -65,10 +140,9 @@ class Section:
     def values(self, source: str) -> np.ndarray:
         """All numbers of the block in file order, as one flat float64 array."""
         tokens = list(itertools.chain.from_iterable(self.rows))
-        try:
-            return np.array(tokens, dtype=np.float64)
-        except ValueError:
+        if not all(map(is_number_token, tokens)):
             self._raise_non_numeric(source)
+        return np.array(tokens, dtype=np.float64)
 
     def table(self, width: int, layout: str, source: str) -> np.ndarray:
         """``[rows, width]`` numbers; every row must hold exactly ``width`` values."""
@@ -86,11 +160,9 @@ class Section:
     def _raise_non_numeric(self, source: str) -> NoReturn:
         for k, row in enumerate(self.rows):
             for token in row:
-                try:
-                    float(token)
-                except ValueError:
+                if not is_number_token(token):
                     raise InstanceFormatError(
-                        f"{source}: {self.where(k)}: non-numeric value {excerpt(token)}") from None
+                        f"{source}: {self.where(k)}: non-numeric value {excerpt(token)}")
         raise InstanceFormatError(f"{source}: {self.where()}: a value is not a number")
 
 
@@ -167,11 +239,7 @@ def spec_number(spec: dict[str, Spec], key: str, source: str) -> tuple[float, in
     if key not in spec:
         raise InstanceFormatError(f"{source}: missing {key}")
     entry = spec[key]
-    try:
-        return float(entry.value), entry.line
-    except ValueError:
-        raise InstanceFormatError(f"{source}: line {entry.line}: {key} must be a number, "
-                                  f"got {excerpt(entry.value)}") from None
+    return parse_number(entry.value, f"line {entry.line}: {key}", source), entry.line
 
 
 def dimension(spec: dict[str, Spec], source: str) -> int:
@@ -179,11 +247,10 @@ def dimension(spec: dict[str, Spec], source: str) -> int:
     if "DIMENSION" not in spec:
         raise InstanceFormatError(f"{source}: missing DIMENSION")
     entry = spec["DIMENSION"]
-    try:
-        n = int(entry.value)
-    except ValueError:
+    if _INTEGER.fullmatch(entry.value) is None:
         raise InstanceFormatError(f"{source}: line {entry.line}: DIMENSION must be an integer, "
-                                  f"got {excerpt(entry.value)}") from None
+                                  f"got {excerpt(entry.value)}")
+    n = int(entry.value)
     if n < 2:
         raise InstanceFormatError(
             f"{source}: line {entry.line}: DIMENSION must be at least 2, got {n}")

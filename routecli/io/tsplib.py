@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError, excerpt
+from routecli.errors import InstanceFormatError, display_path, excerpt
 from routecli.io.text import (
     EXACT,
     Section,
@@ -211,28 +211,45 @@ def tsp_from_text(text: str, source: str, round_rule: str | None = None) -> TSPI
 
 def read_tsp(path: str | Path, round_rule: str | None = None) -> TSPInstance:
     """A symmetric TSP from a ``.tsp`` file; ``round_rule`` overrides the file's rule."""
-    return tsp_from_text(read_text(path), str(path), round_rule)
+    return tsp_from_text(read_text(path), display_path(path), round_rule)
 
 
 def read_tour(path: str | Path, n: int | None = None) -> np.ndarray:
-    """0-based node order from a TSPLIB ``.tour`` file (TOUR_SECTION, ends with -1)."""
-    source = str(path)
+    """0-based node order from a TSPLIB ``.tour`` file (TOUR_SECTION, ends with -1). With ``n``
+    (the instance's node count) every id must lie in 1..n; whether each node appears once is for
+    validation to report, as for routes. Without ``n`` the count must match the file's
+    DIMENSION."""
+    source = display_path(path)
     spec, sections = parse(read_text(path), source, SPEC_KEYS, SECTION_KEYS)
     if "TOUR_SECTION" not in sections:
         raise InstanceFormatError(f"{source}: missing TOUR_SECTION")
-    values = sections["TOUR_SECTION"].values(source)
-    if not (np.isfinite(values) & (values == np.floor(values))).all():
-        raise InstanceFormatError(f"{source}: TOUR_SECTION holds a value that is not a node id")
-    seq = values.astype(np.int64)
-    cut = np.flatnonzero(seq == -1)
-    order = (seq[: cut[0]] if cut.size else seq) - 1
-    expected = n if n is not None else dimension(spec, source) if "DIMENSION" in spec else order.size
-    if order.size != expected:
-        raise InstanceFormatError(f"{source}: tour has {order.size} nodes, expected {expected}")
+    section = sections["TOUR_SECTION"]
+    values = section.values(source)
+    cut = np.flatnonzero(values == -1)
+    ids = values[: cut[0]] if cut.size else values
+    top = n if n is not None else dimension(spec, source) if "DIMENSION" in spec else None
+    bad = ~((ids == np.floor(ids)) & (ids >= 1) & (ids <= (top if top is not None else np.inf)))
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        allowed = f"1..{top}" if top is not None else "a positive integer"
+        raise InstanceFormatError(f"{source}: {section.where(section.row_of_value(k))}: "
+                                  f"{excerpt(section_token(section, k))} is not a node id in "
+                                  f"{allowed}")
+    order = ids.astype(np.int64) - 1
+    if n is None and top is not None and order.size != top:
+        raise InstanceFormatError(f"{source}: tour has {order.size} nodes, DIMENSION says {top}")
     return order
 
 
+def section_token(section: Section, k: int) -> str:
+    """The ``k``-th token of a section, as written."""
+    row = section.row_of_value(k)
+    before = sum(len(r) for r in section.rows[:row])
+    return section.rows[row][k - before]
+
+
 def format_tour(name: str, order: np.ndarray, cost: float) -> str:
+    """A ``.tour`` of the 0-based node ``order`` (written 1-based)."""
     body = "\n".join(str(int(v) + 1) for v in order)
     return (f"NAME : {name}.tour\nCOMMENT : Length {cost:g}, {WRITER_MARK}\nTYPE : TOUR\n"
             f"DIMENSION : {len(order)}\nTOUR_SECTION\n{body}\n-1\nEOF\n")

@@ -3,7 +3,7 @@ depot + customers + capacity core of the CVRP family."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,10 +25,12 @@ class GraphInstance:
 
 @dataclass(frozen=True)
 class CapacitatedInstance(GraphInstance):
-    """Depot 0 and customers 1..N with ``demands`` ``[N+1]`` (depot 0) and vehicle ``capacity``."""
+    """Depot 0 and customers 1..N with ``demands`` ``[N+1]`` (depot 0) and vehicle ``capacity``;
+    ``vehicles`` limits the number of routes when the file declares a fleet (``None``: any)."""
 
     demands: np.ndarray
     capacity: float
+    vehicles: int | None = field(default=None, kw_only=True)
 
     @property
     def num_customers(self) -> int:
@@ -47,7 +49,7 @@ class CapacitatedInstance(GraphInstance):
         return np.array([self.demands[r].sum() for r in solution.routes], dtype=np.float64)
 
     def route_violations(self, solution: Routes) -> list[str]:
-        """Depot visits inside a route and capacity excess, route by route."""
+        """Depot visits inside a route, capacity excess route by route, and a fleet too small."""
         problems = [f"route {k + 1} visits the depot inside the route"
                     for k, r in enumerate(solution.routes) if (r == 0).any()]
         problems += [
@@ -56,4 +58,7 @@ class CapacitatedInstance(GraphInstance):
             for k, load in enumerate(self.route_loads(solution))
             if load > self.capacity + 1e-9
         ]
+        if self.vehicles is not None and len(solution.routes) > self.vehicles:
+            problems.append(f"{len(solution.routes)} routes, but the fleet has "
+                            f"{self.vehicles} vehicle{'s' if self.vehicles != 1 else ''}")
         return problems

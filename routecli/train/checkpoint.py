@@ -19,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
+import warnings
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -27,7 +29,7 @@ from typing import Any
 import torch
 
 from routecli.atomic import atomic_write
-from routecli.errors import RoutecliError
+from routecli.errors import RoutecliError, display_path, excerpt
 
 FORMAT = 1
 CHECKPOINTS_ENV = "ROUTECLI_CHECKPOINTS"
@@ -74,6 +76,10 @@ def save(checkpoint: dict[str, Any], path: str | Path) -> Path:
     return atomic_write(path, lambda handle: torch.save(data, handle))
 
 
+# What torch's weights-only unpickler found, inside its several-paragraph message.
+_REFUSED = re.compile(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n\s*\n|$)", re.DOTALL)
+
+
 def load(path: str | Path, kind: str | None = None,
          device: str | torch.device = "cpu") -> dict[str, Any]:
     """Read and check a checkpoint: the format, the ``kind`` when given, the tensor digest.
@@ -85,11 +91,16 @@ def load(path: str | Path, kind: str | None = None,
     if not path.is_file():
         raise CheckpointError(f"checkpoint not found: {path}")
     try:
-        data = torch.load(path, map_location=device, weights_only=True)
+        with warnings.catch_warnings():  # torch warns about a foreign pickle before it refuses it
+            warnings.simplefilter("ignore")
+            data = torch.load(path, map_location=device, weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, ValueError,
             AttributeError, TypeError, OSError) as err:
-        reason = " ".join(str(err).split())[:160] or type(err).__name__
-        raise CheckpointError(f"{path}: not a readable routecli checkpoint ({reason})") from None
+        refused = _REFUSED.search(str(err))
+        reason = (f"a weights-only load refuses it: {excerpt(refused.group(1))}" if refused
+                  else excerpt(str(err).split(". ")[0]) if str(err) else type(err).__name__)
+        raise CheckpointError(f"{display_path(path)}: not a readable routecli checkpoint "
+                              f"({reason})") from None
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict) \
             or not isinstance(data.get("config"), dict):
         raise CheckpointError(f"{path}: not a routecli checkpoint (needs config and model)")

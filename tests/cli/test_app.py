@@ -9,15 +9,16 @@ from tests.io.test_cvrplib import MALFORMED
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
-def test_malformed_file_gives_one_stderr_line_exit_2_and_no_output(data_dir, tmp_path, capsys,
-                                                                  name):
-    out = tmp_path / "out.sol"
-    code = main(["solve", str(data_dir / "malformed" / name), "--model", "nn", "--out", str(out)])
+def test_malformed_file_gives_one_stderr_line_exit_2_and_no_output(malformed_dir, tmp_path,
+                                                                  capsys, name):
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "out.sol"
+    code = main(["solve", str(malformed_dir / name), "--model", "nn", "--out", str(out)])
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert len(err.splitlines()) == 1 and err.startswith("error: ")
     assert MALFORMED[name] in err
-    assert not out.exists() and not list(tmp_path.iterdir())
+    assert not list((tmp_path / "out").iterdir())
 
 
 @pytest.mark.parametrize("argv, message", [

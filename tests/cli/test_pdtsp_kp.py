@@ -10,9 +10,10 @@ from tests.io.test_pdtsp_kp import INVALID
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))
-def test_malformed_pdtsp_and_kp_files_give_one_line_and_exit_2(data_dir, tmp_path, capsys, name):
+def test_malformed_pdtsp_and_kp_files_give_one_line_and_exit_2(malformed_dir, tmp_path, capsys,
+                                                               name):
     out = tmp_path / "out.sol"
-    code = main(["solve", str(data_dir / "malformed" / name), "--model", "nn", "--out", str(out)])
+    code = main(["solve", str(malformed_dir / name), "--model", "nn", "--out", str(out)])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and err.startswith("error: ")
     assert INVALID[name] in err and not out.exists()
@@ -63,4 +64,5 @@ def test_generate_solve_and_write_pdtsp_files(tmp_path, capsys):
     swapped.write_text("\n".join(lines[:lines.index("TOUR_SECTION") + 1] + [str(v) for v in order]
                                  + ["-1", "EOF"]) + "\n")
     assert main(["validate", str(path), str(swapped)]) == 1
-    assert f"delivery {delivery - 1} before pickup {pickup - 1}" in capsys.readouterr().out
+    # named as the .tour names them
+    assert f"delivery {delivery} before pickup {pickup}" in capsys.readouterr().out

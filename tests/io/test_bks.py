@@ -114,3 +114,15 @@ def test_an_unusable_sibling_is_ignored(data_dir, tmp_path):
     for text in ("Route #1: 1 2 3 4 5 99\nCost 1\n", "Route #1: 1 2 -3\nCost 1\n", "garbage\n"):
         (tmp_path / "tiny.sol").write_text(text)
         assert best_known(inst, tmp_path / "tiny.vrp") == (None, ""), text
+
+
+def test_a_header_padded_with_blank_lines_keeps_its_sibling_bks(data_dir, tmp_path):
+    # 65,536 blank lines: a regex over a fixed look-ahead window was quadratic here and missed
+    # the EDGE_WEIGHT_TYPE beyond the window, hence the sibling tour
+    padded = tmp_path / "padded.tsp"
+    padded.write_text("\n" * 65_536 + (data_dir / "tiny.tsp").read_text())
+    (tmp_path / "padded.opt.tour").write_text("TOUR_SECTION\n1\n2\n3\n4\n-1\nEOF\n")
+    instance = read_instance(padded)
+    value, source = best_known(instance, padded)
+    assert source == "padded.opt.tour" and value == instance.cost(
+        read_solution(tmp_path / "padded.opt.tour", instance))

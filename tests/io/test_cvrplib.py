@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from routecli.errors import InstanceFormatError
+from routecli.errors import InstanceFormatError, display_path
 from routecli.io import read_instance
 from routecli.problems import CVRPInstance, VRPTWInstance
 
@@ -46,11 +46,11 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
-def test_malformed_files_raise_one_precise_error(data_dir, name):
+def test_malformed_files_raise_one_precise_error(malformed_dir, name):
     with pytest.raises(InstanceFormatError) as info:
-        read_instance(data_dir / "malformed" / name)
+        read_instance(malformed_dir / name)
     message = str(info.value)
-    assert message.startswith(str(data_dir / "malformed" / name))
+    assert message.startswith(display_path(malformed_dir / name))
     assert MALFORMED[name] in message
     assert "\n" not in message
 

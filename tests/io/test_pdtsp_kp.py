@@ -8,21 +8,18 @@ import pytest
 import vrplib
 
 from routecli import generate
-from routecli.errors import InstanceFormatError
+from routecli.errors import InstanceFormatError, display_path
 from routecli.io import best_known, read_instance, read_solution, write_solution
 from routecli.io.writers import write_instance_file
 from routecli.problems import KPInstance, PDTSPInstance, Selection, Tour, validate
 
 # fixture -> the message after "<path>: "
 INVALID = {
-    "pdtsp_delivery_without_pickup.vrp": "line 20: PICKUP_AND_DELIVERY_SECTION: node 6: delivery "
-                                         "without its pickup: node 2 delivers to 5",
+    "pdtsp_delivery_without_pickup.vrp": "line 17: PICKUP_AND_DELIVERY_SECTION: node 3: pickup "
+                                         "without its delivery: node 6 is the delivery of 2",
     "pdtsp_odd_paired_nodes.vrp": "line 4: DIMENSION 6 leaves 5 nodes besides the depot, an odd "
                                   "number of paired nodes",
     "pdtsp_missing_pairs.vrp": "missing PICKUP_AND_DELIVERY_SECTION",
-    "pdtsp_interleaved_pairs.vrp": "line 16: PICKUP_AND_DELIVERY_SECTION: node 2: routecli needs "
-                                   "pickups 2..4 and delivery k + 3 for pickup k (node 2 is "
-                                   "paired with 3)",
     "kp_negative_weight.kp": "line 9: ITEM_SECTION: weight of item 3 is -0.6; weights must be > 0",
     "kp_capacity_zero.kp": "line 5: CAPACITY is 0; it must be > 0 and <= 1e+09 so costs, loads "
                            "and times stay exact in float64/int64",
@@ -32,11 +29,11 @@ INVALID = {
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))
-def test_invalid_pdtsp_and_kp_files_name_line_and_field(data_dir, name):
-    path = data_dir / "malformed" / name
+def test_invalid_pdtsp_and_kp_files_name_line_and_field(malformed_dir, name):
+    path = malformed_dir / name
     with pytest.raises(InstanceFormatError) as info:
         read_instance(path)
-    assert str(info.value) == f"{path}: {INVALID[name]}"
+    assert str(info.value) == f"{display_path(path)}: {INVALID[name]}"
 
 
 def test_pdtsp_file_reads_with_its_pairs_and_vrplib_reads_it_too(data_dir):
@@ -107,3 +104,26 @@ def test_kp_sibling_solution_is_the_best_known_value(data_dir, tmp_path):
     assert value == pytest.approx(1.8) and source == "tiny.sol"
     (folder / "tiny.sol").write_text("Items: 1 2 3 4\n")  # over capacity: not a BKS
     assert best_known(inst, folder / "tiny.kp") == (None, "")
+
+
+def test_any_consistent_pairing_is_read_and_tours_keep_the_files_numbering(data_dir, tmp_path):
+    # pairs (2, 3), (4, 5), (6, 7): each pickup followed by its delivery
+    path = data_dir / "pdtsp_interleaved_pairs.vrp"
+    pd = read_instance(path)
+    assert isinstance(pd, PDTSPInstance) and pd.num_requests == 3
+    assert pd.node_ids.tolist() == [1, 2, 4, 6, 3, 5, 7]  # depot, pickups, their deliveries
+    coords = {int(row.split()[0]): [float(v) for v in row.split()[1:]]
+              for row in path.read_text().split("NODE_COORD_SECTION\n")[1].split("PICKUP")[0]
+              .splitlines()}
+    assert pd.metric.coords.tolist() == [coords[i] for i in pd.node_ids]
+    # the tour 1 2 3 4 5 6 7 of the file serves every pair in order
+    tour = tmp_path / "file.tour"
+    tour.write_text("TOUR_SECTION\n1\n2\n3\n4\n5\n6\n7\n-1\nEOF\n")
+    solution = read_solution(tour, pd)
+    assert validate(pd, solution) == []
+    written = write_solution(tmp_path / "back.tour", pd, solution).read_text()
+    assert written.split("TOUR_SECTION\n")[1].split() == ["1", "2", "3", "4", "5", "6", "7", "-1",
+                                                          "EOF"]
+    early = tmp_path / "early.tour"
+    early.write_text("TOUR_SECTION\n1\n3\n2\n4\n5\n6\n7\n-1\nEOF\n")
+    assert validate(pd, read_solution(early, pd)) == ["delivery 3 before pickup 2"]

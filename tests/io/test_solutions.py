@@ -24,9 +24,9 @@ def test_tour_round_trip(data_dir, tmp_path):
     np.testing.assert_array_equal(read_solution(out, inst).order, [0, 3, 1, 2])
 
 
-def test_bad_solution_files(data_dir, tmp_path):
-    with pytest.raises(InstanceFormatError, match="line 1: cannot read"):
-        parse_sol(data_dir / "malformed" / "bad_solution.sol")
+def test_bad_solution_files(data_dir, malformed_dir, tmp_path):
+    with pytest.raises(InstanceFormatError, match="line 1: 'two' is not a node id"):
+        parse_sol(malformed_dir / "bad_solution.sol")
     (tmp_path / "none.sol").write_text("Cost 5\n")
     with pytest.raises(InstanceFormatError, match="no 'Route #k:' lines"):
         parse_sol(tmp_path / "none.sol")
@@ -48,3 +48,41 @@ def test_all_tsplib_optimal_tours_recost_to_the_optimum(benchdata):
         inst = read_instance(path.with_name(path.name.replace(".opt.tour", ".tsp")))
         tour = read_solution(path, inst)
         assert inst.cost(tour) == bks[inst.name], path.name
+
+
+def test_a_long_route_is_parsed_without_an_object_per_id(tmp_path):
+    import tracemalloc
+
+    ids = np.arange(1, 1_000_001)
+    path = tmp_path / "long.sol"
+    path.write_text("Route #1: " + " ".join(map(str, ids)) + "\nCost 1\n")
+    size = path.stat().st_size
+    tracemalloc.start()
+    routes, cost = parse_sol(path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    np.testing.assert_array_equal(routes.routes[0], ids)
+    assert cost == 1
+    # the line, the text after its colon and the ids: about 4x the file (a list of ints: 13x)
+    assert peak < 5 * size, (peak, size)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("Route #1: 1 2 3 4 5\nVehicle 2\n", "line 2: cannot read 'Vehicle 2'"),
+    ("Route #1: 1 2 3 4 5\nCost inf\n", "line 2: Cost must be one finite number, got 'inf'"),
+    ("Route #1: 1 2 3 4 5\nCost 5 7\n", "line 2: Cost must be one finite number, got '5 7'"),
+    ("Route #1: 1 2 -3\n", "line 1: '-3' is not a node id"),
+    ("Route #1: 1 2 3.0\n", "line 1: '3.0' is not a node id"),
+])
+def test_every_line_of_a_sol_is_read_or_refused(tmp_path, line, message):
+    path = tmp_path / "x.sol"
+    path.write_text(line)
+    with pytest.raises(InstanceFormatError, match=message):
+        parse_sol(path)
+
+
+def test_a_byte_order_mark_and_comments_are_accepted(tmp_path):
+    path = tmp_path / "bom.sol"
+    path.write_bytes(b"\xef\xbb\xbfRoute #1: 1 2\n# a note\nRoute #2: 3\nCost 9\n")
+    routes, cost = parse_sol(path)
+    assert [r.tolist() for r in routes.routes] == [[1, 2], [3]] and cost == 9

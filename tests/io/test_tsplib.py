@@ -45,8 +45,17 @@ def test_tour_round_trip(tmp_path):
     path = tmp_path / "t.tour"
     path.write_text(format_tour("t", order, 12.0))
     np.testing.assert_array_equal(read_tour(path, 4), order)
-    with pytest.raises(InstanceFormatError, match="tour has 4 nodes, expected 5"):
-        read_tour(path, 5)
+    np.testing.assert_array_equal(read_tour(path, 5), order)  # node 5 missing: for validation
+    with pytest.raises(InstanceFormatError, match=r"line 8: TOUR_SECTION: '4' is not a node id in 1\.\.3"):
+        read_tour(path, 3)
+
+
+@pytest.mark.parametrize("token", ["1e2", "0", "99999999999999999999", "2.5", "1_0", "١"])
+def test_tour_ids_outside_the_instance_are_named(tmp_path, token):
+    path = tmp_path / "t.tour"
+    path.write_text(f"TYPE : TOUR\nTOUR_SECTION\n1\n{token}\n2\n-1\nEOF\n")
+    with pytest.raises(InstanceFormatError, match="line 4: TOUR_SECTION: "):
+        read_tour(path, 3)
 
 
 def test_largest_tsplib_file_reads(benchdata):

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from routecli.errors import InstanceFormatError, one_line
+from routecli.errors import InstanceFormatError, display_path
 from routecli.io import read_instance
 
 EXACT = "so costs, loads and times stay exact in float64/int64"
@@ -60,6 +60,22 @@ INVALID = {
     "solomon_missing_header.txt": "line 9: expected a line starting with 'CUST' (Solomon format), "
                                   "got '0 40 50 0 …'",
     "section_twice.tsp": "line 9: NODE_COORD_SECTION appears twice (first at line 5)",
+    # every number read is checked, in fields the problem does not use too
+    "nan_service_time_cvrp.vrp": "line 22: SERVICE_TIME_SECTION: service time of node 2 is nan; it "
+                                 "must be a finite number",
+    "nan_service_time_field.vrp": f"line 6: SERVICE_TIME is nan; it must be >= 0 and <= 1e+09 {EXACT}",
+    "nan_vehicles.vrp": "line 6: VEHICLES is 'nan'; it must be a positive integer",
+    "negative_num_vehicles.vrp": "line 6: NUM_VEHICLES is '-3'; it must be a positive integer",
+    "nan_prize_vrptw.vrp": "line 30: PRIZE_SECTION: prize of node 3 is nan; it must be a finite number",
+    "negative_prize_vrptw.vrp": "line 31: PRIZE_SECTION: prize of node 4 is -4; prize must be >= 0",
+    # a TYPE routecli does not solve is refused, not solved as a CVRP
+    "atsp_type.vrp": "line 2: TYPE 'ATSP' is not a problem routecli solves (TSP, CVRP, VRPTW, PCVRP, "
+                     "PDTSP and KP)",
+    "unknown_type.vrp": "line 2: TYPE 'CVRPXYZ' is not a problem routecli solves (TSP, CVRP, VRPTW, "
+                        "PCVRP, PDTSP and KP)",
+    "vrptw_without_windows.vrp": "line 2: TYPE VRPTW needs a TIME_WINDOW_SECTION",
+    "depot_demand.vrp": "line 14: DEMAND_SECTION: the depot (node 1) has demand 3; it must be 0",
+    "kp_items_inf.kp": "line 3: ITEMS must be a positive integer, got 'inf'",
     # item 7: a declared size the data does not back
     "huge_dimension_explicit.tsp": "line 6: EDGE_WEIGHT_SECTION: UPPER_ROW of dimension 1000000000 "
                                    "needs 499999999500000000 values, got 6",
@@ -72,13 +88,13 @@ INVALID = {
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))
-def test_invalid_input_is_rejected_with_its_line_and_field(data_dir, name):
-    path = data_dir / "malformed" / name
+def test_invalid_input_is_rejected_with_its_line_and_field(malformed_dir, name):
+    path = malformed_dir / name
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a numpy RuntimeWarning would print before the message
         with pytest.raises(InstanceFormatError) as info:
             read_instance(path)
-    assert str(info.value) == one_line(f"{path}: {INVALID[name]}")  # cut only under a long path
+    assert str(info.value) == f"{display_path(path)}: {INVALID[name]}"
 
 
 def test_huge_dimension_fails_before_allocating(data_dir):
@@ -97,3 +113,24 @@ def test_coordinate_bound_shrinks_for_huge_instances():
     n = 10_000_000
     # a solution has at most 2n edges of at most 2*sqrt(2)*bound + 1 each: the sum stays < 2^53
     assert 2 * n * (2 * 2**0.5 * magnitude_bound(n) + 1) < 2**53
+
+
+def test_a_declared_fleet_is_read_from_vrplib_and_solomon_files(data_dir):
+    assert read_instance(data_dir / "fleet_of_one.vrp").vehicles == 1
+    assert read_instance(data_dir / "tiny.vrp").vehicles is None
+    assert read_instance(data_dir / "tiny_solomon.txt").vehicles == 3  # its vehicle NUMBER
+
+
+def test_a_byte_order_mark_and_a_type_after_a_long_comment_are_read(data_dir):
+    assert read_instance(data_dir / "byte_order_mark.tsp").name == "byte_order_mark"
+    long_comment = read_instance(data_dir / "pdtsp_long_comment.vrp")
+    assert long_comment.problem == "pdtsp" and long_comment.size == 7
+
+
+@pytest.mark.parametrize("token", ["1_0", "\u0661\u0662", "0x1F"])
+def test_only_ascii_numbers_are_numbers(tmp_path, token):
+    path = tmp_path / "t.tsp"
+    path.write_text("TYPE : TSP\nDIMENSION : 2\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n"
+                    f"1 0 0\n2 {token} 1\nEOF\n")
+    with pytest.raises(InstanceFormatError, match="line 6: NODE_COORD_SECTION: non-numeric value"):
+        read_instance(path)

@@ -82,3 +82,30 @@ def test_shipped_checkpoints_are_package_data_overridable_by_the_environment(tmp
     monkeypatch.setenv("ROUTECLI_CHECKPOINTS", str(tmp_path))
     assert shipped("miloop-cvrp.pt") == tmp_path / "miloop-cvrp.pt"
     assert shipped("miloop-tsp.pt").is_file()  # not in the override folder: the package's
+
+
+class _Payload:
+    ran = False
+
+    def __reduce__(self):  # noqa: ANN204 - what a malicious pickle carries
+        return (_mark_ran, ())
+
+
+def _mark_ran() -> None:
+    _Payload.ran = True
+
+
+def test_a_raw_malicious_pickle_is_one_line_without_warnings(tmp_path):
+    import pickle
+    import warnings
+
+    path = tmp_path / "raw.pt"
+    path.write_bytes(pickle.dumps({"kind": "miloop", "model": _Payload()}, protocol=4))
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(CheckpointError) as info:
+        warnings.simplefilter("always")
+        load(path)
+    assert not caught and not _Payload.ran  # torch's pickle-protocol warning stays inside
+    from routecli.errors import display_path
+
+    assert str(info.value).startswith(f"{display_path(path)}: not a readable routecli checkpoint "
+                                      "(a weights-only load refuses it: 'Unsupported")

@@ -1,34 +1,20 @@
-"""150 fixed mutations of real benchmark files (benchmarks/fuzz_inputs.py) through the reader and
-``routecli info``: no traceback, every error one line, nothing the readers must reject accepted.
-The full harness (thousands of cases, ``solve`` too) is ``python benchmarks/fuzz_inputs.py``."""
-
-import importlib.util
-import sys
-from pathlib import Path
+"""150 fixed mutations of real benchmark files (routecli/bench/fuzz/mutations.py) through the
+reader and ``routecli info``: no traceback, every error one line, nothing the readers must reject
+accepted. The full harness (``solve`` and the other strategies too) is
+``python benchmarks/fuzz_inputs.py``."""
 
 import numpy as np
 import pytest
 
+from routecli.bench.fuzz import mutations as harness
 from routecli.errors import MAX_MESSAGE, RoutecliError
 from routecli.io import best_known, read_instance
 
-HARNESS = Path(__file__).resolve().parents[2] / "benchmarks" / "fuzz_inputs.py"
 CASES = 150
 
 
-@pytest.fixture(scope="module")
-def harness():
-    spec = importlib.util.spec_from_file_location("fuzz_inputs", HARNESS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
-
-
 @pytest.mark.slow
-def test_mutated_benchmark_files_never_escape_as_tracebacks(harness, benchdata, tmp_path, capsys):
+def test_mutated_benchmark_files_never_escape_as_tracebacks(benchdata, tmp_path, capsys):
     from routecli.cli.app import main
 
     seeds = harness.load_seeds(benchdata)

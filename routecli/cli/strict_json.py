@@ -1,0 +1,25 @@
+"""JSON lines that every strict parser reads: ``NaN`` and ``Infinity`` (which Python's ``json``
+writes by default) become ``null``, the value a number has when it is undefined (a gap to a
+best-known value of 0, say)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def finite_or_null(value: Any) -> Any:
+    """``value`` with every non-finite float, at any depth of dicts and lists, made ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_null(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    """One line of strict JSON."""
+    return json.dumps(finite_or_null(value), allow_nan=False)

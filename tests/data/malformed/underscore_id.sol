@@ -1,0 +1,4 @@
+Route #1: 1 2
+Route #2: 3 4
+Route #3: 1_0
+Cost 52
