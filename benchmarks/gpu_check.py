@@ -160,11 +160,11 @@ def nds_row(devices: list[torch.device], sizes: Sizes, steps: int, workdir: Path
         gen = seeded_generator(device, 0)
         t = iter(range(10**9))
         train[str(device)] = timed(
-            device, lambda tr=trainer, ep=episode, g=gen, r=rng, it=t: tr.train_iteration(
-                ep, next(it) % cfg.episode, r, g), steps)
+            device, lambda tr=trainer, ep=episode, g=gen, r=rng, it=t, c=cfg: tr.train_iteration(
+                ep, next(it) % c.episode, r, g), steps)
         removal = LearnedRemoval(trainer.model)
-        decoding[str(device)] = timed(device, lambda rm=removal, ep=episode, r=rng: rm.propose(
-            ep.problems[0], ep.current[0], r, cfg.remove, cfg.rollouts), 1)
+        decoding[str(device)] = timed(device, lambda rm=removal, ep=episode, r=rng, c=cfg: rm.propose(
+            ep.problems[0], ep.current[0], r, c.remove, c.rollouts), 1)
     return Row(f"NDS CVRP-{sizes.nds_size} WTA", train, decoding,
                difference(logps[0], logps[-1]))
 

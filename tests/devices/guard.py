@@ -74,8 +74,8 @@ class DeviceGuard(TorchFunctionMode):
     @staticmethod
     def _check(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], where: str) -> None:
         name = getattr(func, "__name__", str(func))
-        if func in FACTORIES and "device" not in kwargs:
-            if not (func is torch.as_tensor and args and isinstance(args[0], torch.Tensor)):
-                raise DeviceSlip(f"{where}: torch.{name} without device=")
+        from_tensor = func is torch.as_tensor and args and isinstance(args[0], torch.Tensor)
+        if func in FACTORIES and "device" not in kwargs and not from_tensor:
+            raise DeviceSlip(f"{where}: torch.{name} without device=")
         if func in HOST_COPIES or (func is torch.Tensor.to and _to_cpu(args, kwargs)):
             raise DeviceSlip(f"{where}: Tensor.{name} copies to the host inside a step")
