@@ -59,7 +59,8 @@ class PDTSPEnv:
         self.kinds = node_kinds(self.num_nodes, device)  # [N+1]
         self.partners = torch.full((self.num_nodes + 1,), self.num_nodes, dtype=torch.long,
                                    device=device)  # [N+1]
-        self.partners[1:self.requests + 1] = torch.arange(1, self.requests + 1) + self.requests
+        self.partners[1:self.requests + 1] = self.requests + torch.arange(
+            1, self.requests + 1, device=self.partners.device)
         self.visited = torch.zeros(self.batch, self.num_nodes, dtype=torch.bool, device=device)
         self.visited[:, 0] = True
         self.released = self.kinds[None, :self.num_nodes] == PICKUP  # [B, N] feasible now (Eq. 17)

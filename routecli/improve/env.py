@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from routecli.improve import moves
+from routecli.nn.device import to_host
 from routecli.pe.batch import RouteBatch
 from routecli.problems import Routes, Tour
 
@@ -75,9 +76,14 @@ class Instances:
                        features=torch.cat([coords, self.features[..., 2:]], -1))
 
 
-def make_instances(problem: str, batch: dict[str, np.ndarray], depots: int | None = None) -> Instances:
-    """Slot layout of a :mod:`routecli.generate` batch (unit-square coordinates)."""
-    locs = torch.as_tensor(batch["locs"], dtype=torch.float32)
+def make_instances(problem: str, batch: dict[str, np.ndarray], depots: int | None = None,
+                   device: str | torch.device = "cpu") -> Instances:
+    """Slot layout of a :mod:`routecli.generate` batch (unit-square coordinates), on ``device``."""
+
+    def tensor(values: np.ndarray) -> Tensor:
+        return torch.as_tensor(values, dtype=torch.float32, device=device)
+
+    locs = tensor(batch["locs"])
     num, nodes, _ = locs.shape
     if problem in ROUTED:
         copies = depots or (depot_copies(nodes - 1) if problem == "cvrp" else nodes - 1)
@@ -87,27 +93,26 @@ def make_instances(problem: str, batch: dict[str, np.ndarray], depots: int | Non
             return torch.cat([values, values[:, :1].expand(num, extra, *values.shape[2:])], 1)
 
         coords = with_copies(locs)
-        demand = torch.as_tensor(batch["demand"], dtype=torch.float32)
-        demand = demand / torch.as_tensor(batch["capacity"], dtype=torch.float32)[:, None]
-        demand = with_copies(demand)
-        is_depot = torch.arange(nodes + extra) == 0
+        demand = with_copies(tensor(batch["demand"]) / tensor(batch["capacity"])[:, None])
+        slot_ids = torch.arange(nodes + extra, device=device)
+        is_depot = slot_ids == 0
         is_depot[nodes:] = True
-        node = torch.where(is_depot, 0, torch.arange(nodes + extra))
+        node = torch.where(is_depot, 0, slot_ids)
         columns = [coords, demand[..., None]]
         windows = None
         if problem == "vrptw":
-            windows = with_copies(torch.stack([torch.as_tensor(batch[k], dtype=torch.float32)
+            windows = with_copies(torch.stack([tensor(batch[k])
                                                for k in ("ready", "due", "service")], -1))
             columns.append(windows / windows[:, :1, moves.DUE, None])
         features = torch.cat([*columns, is_depot.float().expand(num, -1)[..., None]], -1)
         return Instances(problem, coords, demand, is_depot, node, 0, features, windows)
     if problem == "pdtsp":
         requests = (nodes - 1) // 2
-        ids = torch.arange(nodes)
+        ids = torch.arange(nodes, device=device)
         pickup = ((ids >= 1) & (ids <= requests)).float()
         delivery = (ids > requests).float()
         roles = torch.stack([pickup, delivery, (ids == 0).float()], -1).expand(num, -1, -1)
-        return Instances(problem, locs, torch.zeros(num, nodes), ids == 0, ids, requests,
+        return Instances(problem, locs, locs.new_zeros(num, nodes), ids == 0, ids, requests,
                          torch.cat([locs, roles], -1))
     raise ValueError(f"the improvement backbone solves {', '.join(PROBLEMS)}, not {problem!r}")
 
@@ -120,23 +125,26 @@ def initial_orders(data: Instances, generator: torch.Generator) -> Tensor:
     """Random feasible giant tours. CVRP and VRPTW: customers in random order, a new route
     whenever the next one would overflow or (VRPTW) miss its window or the depot's closing
     (next-fit), spare depot copies at the end; PDTSP: a random order in which every pickup
-    precedes its delivery. ``[B, V]``."""
+    precedes its delivery. ``[B, V]``, on the device of ``data`` (``generator`` is on it too)."""
     num, slots = data.size, data.slots
+    device = data.coords.device
     if data.problem == "pdtsp":
         n = data.requests
-        keys = torch.rand(num, n, 2, generator=generator).sort(-1).values  # pickup first
-        key = torch.cat([torch.full((num, 1), -1.0), keys[..., 0], keys[..., 1]], 1)
+        keys = torch.rand(num, n, 2, generator=generator, device=device).sort(-1).values
+        # pickup first
+        key = torch.cat([keys.new_full((num, 1), -1.0), keys[..., 0], keys[..., 1]], 1)
         return key.argsort(1)
     customers = torch.nonzero(~data.is_depot).squeeze(1)
-    perm = customers[torch.rand(num, len(customers), generator=generator).argsort(1)]  # [B, N]
+    perm = customers[torch.rand(num, len(customers), generator=generator,
+                                device=device).argsort(1)]  # [B, N]
     demand = data.demand.gather(1, perm)
     copies = int(data.is_depot.sum())
     # next-fit: route number of every customer in the random order
     route = torch.zeros_like(perm)
-    load = torch.zeros(num)
-    rows = torch.arange(num)
-    last = torch.zeros(num, dtype=torch.long)  # previous stop (slot 0: the depot)
-    leave = torch.zeros(num)  # VRPTW: when the vehicle leaves it
+    load = data.coords.new_zeros(num)
+    rows = torch.arange(num, device=device)
+    last = torch.zeros(num, dtype=torch.long, device=device)  # previous stop (slot 0: the depot)
+    leave = data.coords.new_zeros(num)  # VRPTW: when the vehicle leaves it
 
     def schedule(frm: Tensor, to: Tensor, at: Tensor) -> tuple[Tensor, Tensor]:
         """Service start at ``to`` coming from ``frm`` at ``at``, and whether it and the
@@ -165,9 +173,9 @@ def initial_orders(data: Instances, generator: torch.Generator) -> Tensor:
         raise ValueError(f"{int(route.max()) + 1} routes needed but only {copies} depot copies")
     # sort key: route r's depot copy at 2 r (slot 0 opens route 0), its customers after it
     depot_slots = torch.nonzero(data.is_depot).squeeze(1)  # [D], slot 0 first
-    key = torch.empty(num, slots)
-    key[:, depot_slots] = 2.0 * torch.arange(copies, dtype=torch.float32)
-    key.scatter_(1, perm, 2.0 * route + 1.0 + torch.linspace(0, 0.5, perm.shape[1]))
+    key = data.coords.new_empty(num, slots)
+    key[:, depot_slots] = 2.0 * torch.arange(copies, dtype=torch.float32, device=device)
+    key.scatter_(1, perm, 2.0 * route + 1.0 + torch.linspace(0, 0.5, perm.shape[1], device=device))
     return key.argsort(1)
 
 
@@ -190,9 +198,9 @@ def tour_batch(data: Instances, order: Tensor) -> RouteBatch:
     run = torch.cat([leg.new_zeros(num, 1), leg.cumsum(1)], 1)  # [B, V + 1] distance to k
     routes = int(data.is_depot.sum())
     starts = torch.nonzero(depot_seq)[:, 1].view(num, routes)  # tour position of each route
-    ends = torch.cat([starts[:, 1:], torch.full((num, 1), slots)], 1)
+    ends = torch.cat([starts[:, 1:], starts.new_full((num, 1), slots)], 1)
     start_of = starts.gather(1, route_seq)  # [B, V]
-    k = torch.arange(slots).expand(num, slots)
+    k = torch.arange(slots, device=order.device).expand(num, slots)
     customer = ~depot_seq
     pos_seq = (k - start_of) * customer
     length_r = ends - starts  # arcs of every route (1 when empty)
@@ -214,7 +222,7 @@ def tour_batch(data: Instances, order: Tensor) -> RouteBatch:
         route=slot(number_r.gather(1, route_seq) * customer), pos=slot(pos_seq),
         length=slot(length_r.gather(1, route_seq) * customer), cum=slot(cum_seq),
         total=slot(total_seq), theta=theta, demand=demand,
-        mask=torch.ones(num, slots, dtype=torch.bool))
+        mask=torch.ones(num, slots, dtype=torch.bool, device=order.device))
 
 
 # --------------------------------------------------------------------------------------------
@@ -260,12 +268,14 @@ class Env:
         if kind == "pair" and data.problem != "pdtsp":
             raise ValueError("pair moves (N2S) are defined for PDTSP only")
         self.data, self.kind = data, kind
-        self.enabled = torch.tensor([name in operators for name in moves.OPERATORS])
+        device = order.device
+        self.enabled = torch.tensor([name in operators for name in moves.OPERATORS], device=device)
         self.order = order
         self.cost = moves.tour_cost(order, data.coords)
         self.best, self.best_order = self.cost.clone(), order.clone()
-        self.last = torch.full((data.size, 3), -1, dtype=torch.long)
-        self.removals = torch.zeros(data.size, max(window, SIGNATURE_WINDOW), data.requests)
+        self.last = torch.full((data.size, 3), -1, dtype=torch.long, device=device)
+        self.removals = data.coords.new_zeros(data.size, max(window, SIGNATURE_WINDOW),
+                                              data.requests)
 
     def allowed(self) -> Tensor:
         """Pairwise mask ``[B, 3, V, V]``: feasible, operator enabled, not the previous action;
@@ -278,7 +288,7 @@ class Env:
         else:
             mask = moves.pdtsp_mask(self.order, self.data.requests)
         mask = mask & self.enabled[None, :, None, None]
-        rows = torch.arange(self.data.size)
+        rows = torch.arange(self.data.size, device=mask.device)
         op, u, v = self.last.clamp_min(0).unbind(1)
         previous = mask[rows, op, u, v] & (self.last[:, 0] >= 0)
         mask[rows, op, u, v] &= ~previous
@@ -322,9 +332,9 @@ class Env:
 
 def to_solution(data: Instances, order: Tensor) -> Routes | Tour:
     """One giant tour ``[V]`` as a :mod:`routecli.problems` solution (node ids)."""
-    seq = order.cpu().numpy()
+    seq = to_host(order)
     if data.problem == "pdtsp":
         return Tour(seq)
-    depot = data.is_depot.numpy()[seq]
+    depot = to_host(data.is_depot)[seq]
     cuts = np.flatnonzero(depot)
     return Routes([seq[a + 1 : b] for a, b in zip(cuts, [*cuts[1:], len(seq)], strict=True)])

@@ -147,7 +147,7 @@ def categorical(logits: Tensor, generator: torch.Generator | None = None,
     ``(index [B], log-probability [B], entropy [B])``."""
     log_p = torch.log_softmax(logits, dim=-1)
     if chosen is None:
-        u = torch.rand(logits.shape, generator=generator).clamp_(1e-20, 1.0)
+        u = torch.rand(logits.shape, generator=generator, device=logits.device).clamp_(1e-20, 1.0)
         chosen = (log_p - torch.log(-torch.log(u))).argmax(-1)
     p = log_p.exp()
     entropy = -(p * log_p.masked_fill(p == 0, 0.0)).sum(-1)

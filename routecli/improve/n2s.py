@@ -151,7 +151,7 @@ class N2S(nn.Module):
         h = self.node(h) + self.pool(h.max(1).values)[:, None]  # [B, V, E]
         num, v, e = h.shape
         n = obs.requests
-        rows = torch.arange(num)
+        rows = torch.arange(num, device=h.device)
         pred, succ = predecessors(obs.order), successors(obs.order)  # [B, V]
 
         # removal decoder: which request to take out
@@ -164,7 +164,7 @@ class N2S(nn.Module):
         pair = torch.cat([cut[:, 1 : n + 1], cut[:, n + 1 :], obs.signature], -1)  # [B, n, 2H+4]
         logits = self.config.clip * torch.tanh(self.removal(pair).squeeze(-1))  # [B, n]
         previous = obs.last[:, 0]
-        repeat = (torch.arange(n)[None] == previous[:, None]) & (previous[:, None] >= 0)
+        repeat = (torch.arange(n, device=h.device)[None] == previous[:, None]) & (previous[:, None] >= 0)
         logits = logits.masked_fill(repeat, float("-inf"))
         request, log_p_r, entropy_r = categorical(
             logits, generator, None if action is None else action[:, 0])

@@ -32,6 +32,8 @@ from routecli import generate
 from routecli.improve.env import Env, Instances, Observation, initial_orders, make_instances
 from routecli.improve.model import Decision
 from routecli.improve.moves import OPERATORS
+from routecli.nn.device import generator as seeded_generator
+from routecli.nn.device import gpu_autocast
 from routecli.problems.geometry import augment8
 
 
@@ -142,13 +144,15 @@ def ppo_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
     states: list[Observation] = []
     decisions: list[Decision] = []
     rewards: list[Tensor] = []
+    autocast = gpu_autocast(env.order.device)
     for _ in range(steps):
         obs = env.observe()
-        decision = model(obs, generator=generator)
+        with autocast:
+            decision = model(obs, generator=generator)
         rewards.append(env.step(decision.action))
         states.append(obs)
         decisions.append(decision)
-    with torch.no_grad():
+    with torch.no_grad(), autocast:
         bootstrap = model(env.observe(), generator=generator).value
     returns = n_step_returns(torch.stack(rewards), bootstrap, cfg.gamma)  # [n, B]
     old_log_prob = torch.stack([d.log_prob for d in decisions]).detach()
@@ -156,9 +160,11 @@ def ppo_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
     stats: dict[str, float] = {}
     for k in range(cfg.k_epochs):
         if k:
-            decisions = [model(s, action=d.action) for s, d in zip(states, decisions, strict=True)]
-        log_prob = torch.stack([d.log_prob for d in decisions])
-        value = torch.stack([d.value for d in decisions])
+            with autocast:
+                decisions = [model(s, action=d.action)
+                             for s, d in zip(states, decisions, strict=True)]
+        log_prob = torch.stack([d.log_prob for d in decisions]).float()
+        value = torch.stack([d.value for d in decisions]).float()
         policy_loss, value_loss = ppo_losses(log_prob, old_log_prob, value, returns,
                                              cfg.eps_clip, old_value)
         old_value = value.detach() if old_value is None else old_value
@@ -183,15 +189,20 @@ def make_env(model: Policy, data: Instances, order: Tensor, operators: tuple[str
 @torch.no_grad()
 def rollout(model: Policy, env: Env, steps: int, generator: torch.Generator) -> None:
     """``steps`` sampled moves of ``model`` in ``env`` (best tours kept by the env)."""
+    autocast = gpu_autocast(env.order.device)
     for _ in range(steps):
-        env.step(model(env.observe(), generator=generator).action)
+        with autocast:
+            action = model(env.observe(), generator=generator).action
+        env.step(action)
 
 
 def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
           operators: tuple[str, ...] = OPERATORS,
-          log: Callable[[dict[str, Any]], None] | None = None) -> None:
-    """Train ``model`` in place on generated instances (data and sampling seeded by ``seed``)."""
-    generator = torch.Generator().manual_seed(seed)
+          log: Callable[[dict[str, Any]], None] | None = None,
+          device: str | torch.device = "cpu") -> None:
+    """Train ``model`` in place on generated instances (data and sampling seeded by ``seed``)
+    on ``device``, where the model already is."""
+    generator = seeded_generator(device, seed)
     optimizer = make_optimizer(model, cfg)
     schedule = torch.optim.lr_scheduler.ExponentialLR(optimizer, cfg.lr_decay)
     started = time.perf_counter()
@@ -199,7 +210,7 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
         warm = round(cfg.curriculum * epoch / max(cfg.epochs - 1, 1))
         for b in range(cfg.batches):
             data = make_instances(problem, generate_instances(
-                problem, size, cfg.batch_size, data_seed(seed, epoch, b)))
+                problem, size, cfg.batch_size, data_seed(seed, epoch, b)), device=device)
             env = make_env(model, data, initial_orders(data, generator), operators)
             if warm:
                 model.train(False)
@@ -221,21 +232,23 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
 
 @torch.no_grad()
 def evaluate(model: Policy, problem: str, batch: dict[str, np.ndarray], steps: int, seed: int,
-             augment: int = 1, operators: tuple[str, ...] = OPERATORS) -> tuple[Tensor, Tensor]:
+             augment: int = 1, operators: tuple[str, ...] = OPERATORS,
+             device: str | torch.device = "cpu") -> tuple[Tensor, Tensor]:
     """Improve every instance of ``batch`` for ``steps`` sampled moves from the same seeded
     random tour, on ``augment`` (1..8) symmetric images at once; the best over the images.
     Returns best costs ``[B]`` and best giant tours ``[B, V]`` (slot layout of
-    :func:`make_instances`)."""
+    :func:`make_instances`), on ``device``, where the model already is."""
     if not 1 <= augment <= 8:
         raise ValueError(f"augment must be 1..8 images, got {augment}")
     model.train(False)
-    data = make_instances(problem, batch)
+    data = make_instances(problem, batch, device=device)
     num = data.size
-    order = initial_orders(data, torch.Generator().manual_seed(seed))
+    order = initial_orders(data, seeded_generator(device, seed))
     images = augment8(data.coords)[:augment].reshape(augment * num, data.slots, 2)
-    repeated = data.index(torch.arange(num).repeat(augment)).with_coords(images)
+    instance = torch.arange(num, device=data.coords.device)
+    repeated = data.index(instance.repeat(augment)).with_coords(images)
     env = make_env(model, repeated, order.repeat(augment, 1), operators)
-    rollout(model, env, steps, torch.Generator().manual_seed(seed))
+    rollout(model, env, steps, seeded_generator(device, seed))
     best, image = env.best.view(augment, num).min(0)
-    rows = image * num + torch.arange(num)
+    rows = image * num + instance
     return best, env.best_order[rows]

@@ -31,12 +31,13 @@ MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) p
 DECODES = ("greedy", "sampling", "multistart")
 
 
-def start_nodes(problem: str, num_nodes: int, starts: int) -> Tensor:
+def start_nodes(problem: str, num_nodes: int, starts: int,
+                device: torch.device | str = "cpu") -> Tensor:
     """``[M]`` distinct, evenly spread starting nodes (TSP), first customers (CVRP) or first
     pickups (PDTSP: the only feasible first moves)."""
     pool = {"tsp": num_nodes, "cvrp": num_nodes - 1, "pdtsp": (num_nodes - 1) // 2}[problem]
     m = min(starts, pool)
-    picks = torch.arange(m) * pool // m
+    picks = torch.arange(m, device=device) * pool // m
     return picks if problem == "tsp" else picks + 1
 
 
@@ -120,12 +121,13 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     first: Tensor | None  # [B, M] forced first decisions
     if method == "multistart":
         first = (first_items(batch, starts) if problem == "kp" else
-                 start_nodes(problem, num_nodes, starts).expand(num, -1))
+                 start_nodes(problem, num_nodes, starts, device).expand(num, -1))
     elif method == "sampling":
-        first = (torch.randint(0, num_nodes, (samples,), generator=generator).expand(num, -1)
+        first = (torch.randint(0, num_nodes, (samples,), generator=generator,
+                               device=generator.device if generator else device).expand(num, -1)
                  if problem == "tsp" else None)
     else:
-        first = torch.zeros(num, 1, dtype=torch.long) if problem == "tsp" else None
+        first = torch.zeros(num, 1, dtype=torch.long, device=device) if problem == "tsp" else None
     per = first.shape[1] if first is not None else (samples if method == "sampling" else 1)
     # rollout r of instance b under view a sits at flat index (b * A + a) * per + r
     n_views = 1 if views is None else views.shape[0]

@@ -217,21 +217,24 @@ def expand_rollouts(problem: str, data: dict[str, torch.Tensor], k: int, generat
                     ) -> tuple[TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, torch.Tensor | None, int]:
     """Repeat each instance K times with distinct random starts (TSP: first node; forced
     first decisions for CVRP: customer, PDTSP: pickup, KP: an item that fits). Returns the
-    environment (rows instance-major), the forced first actions and the effective K."""
+    environment (rows instance-major), the forced first actions and the effective K.
+    The random keys are drawn on the generator's device and moved to the data's: a CPU
+    generator gives the same starts on every device."""
     if problem == "kp":
         weights = data["weights"]
         batch, items = weights.shape
-        fits = (weights <= data["capacity"][:, None]).cpu()
+        fits = weights <= data["capacity"][:, None]
         k = max(1, min(k, int(fits.sum(1).min())))
-        noise = torch.rand(batch, items, generator=generator).masked_fill(~fits, 2.0)
-        starts = noise.argsort(1)[:, :k].reshape(-1).to(weights.device)  # [B*K] fitting items
+        noise = torch.rand(batch, items, generator=generator, device=generator.device)
+        noise = noise.to(weights.device).masked_fill(~fits, 2.0)
+        starts = noise.argsort(1)[:, :k].reshape(-1)  # [B*K] fitting items
         rep = torch.arange(batch, device=weights.device).repeat_interleave(k)
         return KPEnv(weights[rep], data["values"][rep], data["capacity"][rep]), starts, k
     locs = data["locs"]
     batch, nodes = locs.shape[:2]
     pool = {"tsp": nodes, "cvrp": nodes - 1, "pdtsp": (nodes - 1) // 2}[problem]
     k = min(k, pool)
-    noise = torch.rand(batch, pool, generator=generator).to(locs.device)
+    noise = torch.rand(batch, pool, generator=generator, device=generator.device).to(locs.device)
     starts = noise.argsort(1)[:, :k].reshape(-1)  # [B*K] distinct per instance
     rep = torch.arange(batch, device=locs.device).repeat_interleave(k)
     if problem == "tsp":

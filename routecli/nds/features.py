@@ -4,6 +4,10 @@ The current solution becomes a :class:`routecli.pe.batch.RouteBatch` (for the po
 encodings) and per-node features ``[x, y, demand/Q, load(route)/Q, is_depot]`` (+ VRPTW
 ``ready, due, service, start, slack`` over the horizon; + PCVRP ``prize`` over the coordinate
 span), so every feature is unit-free.
+
+This is the CPU boundary of NDS: the search engine's state lives in NumPy arrays (its numba
+kernels run on the CPU), and these functions turn it into tensors on ``device``, the
+policy's, once per search iteration.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ from routecli.search.state import (
 )
 
 
-def solution_batch(problem: SearchProblem, state: SearchState,
-                   coords: np.ndarray) -> RouteBatch:
+def solution_batch(problem: SearchProblem, state: SearchState, coords: np.ndarray,
+                   device: str | torch.device = "cpu") -> RouteBatch:
     """The current solution on each of ``A`` coordinate copies ``coords`` ``[A, V, 2]`` (e.g.
     the 8 images of :func:`routecli.problems.geometry.augment8`) in node layout, ``[A, V]``
     slots, read straight from the state's arrays (predecessor, successor, route, position):
@@ -78,20 +82,21 @@ def solution_batch(problem: SearchProblem, state: SearchState,
     theta = np.where(theta >= math.pi, theta - 2 * math.pi, theta)  # [-pi, pi)
 
     def rows(values: np.ndarray, dtype: torch.dtype) -> torch.Tensor:  # [V] -> [A, V]
-        return torch.as_tensor(values, dtype=dtype).expand(copies, v)
+        return torch.as_tensor(values, dtype=dtype, device=device).expand(copies, v)
 
     return RouteBatch(
-        coords=torch.as_tensor(coords * mask[:, None], dtype=torch.float32),
+        coords=torch.as_tensor(coords * mask[:, None], dtype=torch.float32, device=device),
         node=rows(np.where(mask, np.arange(v), 0), torch.long), prev=rows(prev, torch.long),
         next=rows(nxt, torch.long), route=rows(field["route"], torch.long),
         pos=rows(field["pos"], torch.long), length=rows(field["length"], torch.long),
         cum=rows(cumulative, torch.float32), total=rows(totals, torch.float32),
-        theta=torch.as_tensor(theta, dtype=torch.float32),
+        theta=torch.as_tensor(theta, dtype=torch.float32, device=device),
         demand=rows(problem.node_data[:, DEMAND] * mask, torch.float32),
         mask=rows(mask, torch.bool))
 
 
-def node_features(problem: SearchProblem, state: SearchState, coords: np.ndarray) -> torch.Tensor:
+def node_features(problem: SearchProblem, state: SearchState, coords: np.ndarray,
+                  device: str | torch.device = "cpu") -> torch.Tensor:
     """Per-node features on each coordinate copy. ``[A, V, 2]`` -> ``[A, V, F]`` float32."""
     data = problem.node_data
     v = problem.num_nodes
@@ -114,7 +119,7 @@ def node_features(problem: SearchProblem, state: SearchState, coords: np.ndarray
         columns.append(data[:, PRIZE] / coords_span)
     shared = np.stack(columns, axis=-1)  # [V, F - 2]
     feats = np.concatenate([coords, np.broadcast_to(shared, (len(coords), *shared.shape))], -1)
-    return torch.as_tensor(feats, dtype=torch.float32)  # [A, V, F]
+    return torch.as_tensor(feats, dtype=torch.float32, device=device)  # [A, V, F]
 
 
 def _span(problem: SearchProblem) -> float:
@@ -124,10 +129,11 @@ def _span(problem: SearchProblem) -> float:
     return float((coords.max(axis=0) - coords.min(axis=0)).max()) or 1.0
 
 
-def removable(problem: SearchProblem, state: SearchState, copies: int) -> torch.Tensor:
+def removable(problem: SearchProblem, state: SearchState, copies: int,
+              device: str | torch.device = "cpu") -> torch.Tensor:
     """``[A, V]`` bool: customers the policy may remove (served, never the depot)."""
     ok = state.nodes[:, ROUTE] >= 0
     ok[0] = False
-    return torch.as_tensor(ok).expand(copies, -1)
+    return torch.as_tensor(ok, device=device).expand(copies, -1)
 
 

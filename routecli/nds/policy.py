@@ -133,7 +133,7 @@ class NDSPolicy(nn.Module):
     def encode(self, feats: torch.Tensor, batch: RouteBatch) -> torch.Tensor:
         """Node embeddings of the current solutions. ``[A, V, F]`` -> ``[A, V, E]``."""
         h = self.encoder(feats, batch)  # [A, V, E]
-        rows = torch.arange(h.shape[0])[:, None]
+        rows = torch.arange(h.shape[0], device=h.device)[:, None]
         prev = h[rows, batch.prev.clamp_min(0)] * (batch.prev >= 0)[..., None]  # [A, V, E]
         nxt = h[rows, batch.next.clamp_min(0)] * (batch.next >= 0)[..., None]  # [A, V, E]
         context = [prev, nxt] if self.directed else [prev + nxt]
@@ -162,13 +162,13 @@ class NDSPolicy(nn.Module):
             distance = None  # a policy without the bias ignores it
         spacing = count.float().sqrt()[:, :, None]  # [A, 1, 1]
         # sqrt(n) d(first, v) and sqrt(n) d(last, v), [A, M, V]; unused before the first pick
-        to_first = to_last = torch.zeros(a, m, v)
+        to_first = to_last = emb.new_zeros(a, m, v)
         context = (emb * allowed[..., None]).sum(1) / count  # [A, E]
         hidden = context[:, None].expand(a, m, e).reshape(a * m, e)  # [A*M, E]
         x = self.start.expand(a * m, e)  # [A*M, E]
         free = allowed[:, None].expand(a, m, v).clone()  # [A, M, V]
-        rows = torch.arange(a)[:, None].expand(a, m)  # [A, M]
-        chosen, logp = [], torch.zeros(a, m)
+        rows = torch.arange(a, device=emb.device)[:, None].expand(a, m)  # [A, M]
+        chosen, logp = [], emb.new_zeros(a, m)
         for t in range(steps):
             hidden = self.gru(x, hidden)  # [A*M, E]
             q = self.query(hidden).view(a, m, e)  # [A, M, E]
@@ -182,7 +182,7 @@ class NDSPolicy(nn.Module):
             logits = logits.masked_fill(~free, float("-inf"))
             log_probs = torch.log_softmax(logits, dim=-1)  # [A, M, V]
             if actions is None:  # Gumbel-max sampling: much faster than multinomial on a CPU
-                u = torch.rand(a, m, v, generator=generator).clamp_(1e-20, 1.0)
+                u = torch.rand(a, m, v, generator=generator, device=emb.device).clamp_(1e-20, 1.0)
                 pick = (log_probs - torch.log(-torch.log(u))).argmax(dim=-1)  # [A, M]
             else:
                 pick = actions[:, :, t]
@@ -205,17 +205,19 @@ class NDSPolicy(nn.Module):
                            distance)
 
 
-def unit_distance(coords: np.ndarray) -> torch.Tensor:
+def unit_distance(coords: np.ndarray, device: str | torch.device = "cpu") -> torch.Tensor:
     """Distances between unit-square coordinates, the decoder's distance bias input (the
-    same on every symmetric image). ``[..., V, 2] -> [..., V, V]`` float32."""
-    c = torch.as_tensor(coords, dtype=torch.float32)
+    same on every symmetric image). ``[..., V, 2] -> [..., V, V]`` float32 on ``device``."""
+    c = torch.as_tensor(coords, dtype=torch.float32, device=device)
     return torch.cdist(c, c, compute_mode="donot_use_mm_for_euclid_dist")
 
 
 def sample_latent(copies: int, rollouts: int, dim: int,
                   generator: torch.Generator | None = None) -> torch.Tensor:
-    """Random binary rollout latents ``z``. ``[A, M, Z]``."""
-    return torch.randint(0, 2, (copies, rollouts, dim), generator=generator).float()
+    """Random binary rollout latents ``z``, on the generator's device (the CPU without
+    one). ``[A, M, Z]``."""
+    device = generator.device if generator is not None else torch.device("cpu")
+    return torch.randint(0, 2, (copies, rollouts, dim), generator=generator, device=device).float()
 
 
 

@@ -8,6 +8,7 @@ import torch
 
 from routecli.nds.features import node_features, removable, solution_batch
 from routecli.nds.policy import NDSPolicy, sample_latent, unit_distance
+from routecli.nn.device import gpu_autocast, to_host
 from routecli.problems.geometry import augment8
 from routecli.search.ruin import POLICY_STRINGS
 from routecli.search.state import SearchProblem, SearchState
@@ -22,6 +23,8 @@ class LearnedRemoval:
     latent ``z``. The encoding is kept while the
     solution stays the same (the search rejected the last proposal), so a rejected
     iteration costs only the decoder: the encoder is about three quarters of a call on a CPU.
+    The policy runs on the device its weights are on; the proposals go back to the search
+    engine as NumPy arrays.
     """
 
     name = "learned"
@@ -35,6 +38,7 @@ class LearnedRemoval:
         # several times the fp32 rate); the decoder stays fp32, its steps are small and
         # bound by per-operation overhead, where bf16 measured slower
         self.bf16 = bf16
+        self.device = next(model.parameters()).device
         self._images: tuple[SearchProblem, np.ndarray, torch.Tensor] | None = None
         self._encoded: tuple[SearchProblem, bytes, torch.Tensor] | None = None
         self.encodings = 0  # encoder calls so far (the rest of the proposals reused one)
@@ -44,7 +48,7 @@ class LearnedRemoval:
         if self._images is None or self._images[0] is not problem:  # holding it keeps ids unique
             unit = problem.unit_coords
             self._images = (problem, augment8(unit) if self.augment else unit[None],
-                            unit_distance(unit)[None])
+                            unit_distance(unit, self.device)[None])
         return self._images[1]
 
     def distance(self, problem: SearchProblem) -> torch.Tensor:
@@ -58,16 +62,16 @@ class LearnedRemoval:
                 k: int, rollouts: int) -> np.ndarray:
         coords = self.images(problem)  # [A, V, 2]
         copies = len(coords)
-        allowed = removable(problem, state, copies)  # [A, V]
+        allowed = removable(problem, state, copies, self.device)  # [A, V]
         steps = min(k, int(allowed[0].sum()))
         if steps == 0:
             return np.full((rollouts, 1), -1, np.int64)
         per_copy = max(1, -(-rollouts // copies))
-        generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
+        generator = torch.Generator(self.device).manual_seed(int(rng.integers(2**62)))
         latent = sample_latent(copies, per_copy, self.model.config.latent_dim, generator)
         actions, _ = self.model.decode(self.encode(problem, state), allowed, latent, steps,
                                        generator, distance=self.distance(problem))
-        return actions.reshape(-1, steps)[:rollouts].numpy().astype(np.int64)
+        return to_host(actions.reshape(-1, steps)[:rollouts]).astype(np.int64)
 
     @torch.inference_mode()
     def encode(self, problem: SearchProblem, state: SearchState) -> torch.Tensor:
@@ -79,9 +83,11 @@ class LearnedRemoval:
         if cached is not None and cached[0] is problem and cached[1] == key:
             return cached[2]
         coords = self.images(problem)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-            emb = self.model.encode(node_features(problem, state, coords),
-                                    solution_batch(problem, state, coords)).float()
+        precision = (gpu_autocast(self.device) if self.device.type != "cpu" else
+                     torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16))
+        with precision:
+            emb = self.model.encode(node_features(problem, state, coords, self.device),
+                                    solution_batch(problem, state, coords, self.device)).float()
         self._encoded = (problem, key, emb)
         self.encodings += 1
         return emb

@@ -68,6 +68,8 @@ from routecli.nds.policy import (
     unit_distance,
 )
 from routecli.nds.removal import LearnedRemoval
+from routecli.nn.device import generator as seeded_generator
+from routecli.nn.device import gpu_autocast, to_host
 from routecli.pe.batch import RouteBatch
 from routecli.problems import CVRPInstance, PCVRPInstance, VRPTWInstance
 from routecli.problems.geometry import augment8
@@ -140,6 +142,7 @@ class NDSTrainConfig:
     seed: int = 0
     embed_dim: int = 128
     num_layers: int = 2
+    device: str = "cpu"  # the policy's; the search engine always runs on the CPU
 
     def model_config(self) -> NDSConfig:
         return NDSConfig(problem=self.problem, pe=self.pe or default_pe(self.problem),
@@ -199,20 +202,22 @@ class Episode:
         self.data = [(p.dist, p.node_data, p.capacity, p.timed, p.optional, p.neighbours)
                      for p in self.problems]
         self.images = [augment8(p.unit_coords) for p in self.problems]
-        self.distance = unit_distance(np.stack([p.unit_coords for p in self.problems]))
+        self.device = cfg.device
+        self.distance = unit_distance(np.stack([p.unit_coords for p in self.problems]),
+                                      cfg.device)
 
     def inputs(self, rng: np.random.Generator) -> tuple[torch.Tensor, RouteBatch, torch.Tensor]:
         """Features ``[B, V, F]``, RouteBatch and removable mask ``[B, V]`` of the current
-        solutions, each on a random symmetric image of its instance."""
+        solutions, each on a random symmetric image of its instance, on the policy's
+        device."""
         pick = rng.integers(8, size=len(self.problems))
         coords = [img[k] for img, k in zip(self.images, pick)]
-        rows = [solution_batch(p, s, c[None]) for p, s, c in zip(self.problems, self.current,
-                                                                  coords)]
+        states = list(zip(self.problems, self.current, coords))
+        rows = [solution_batch(p, s, c[None], self.device) for p, s, c in states]
         batch = RouteBatch(**{name: torch.cat([getattr(r, name) for r in rows])
                               for name in rows[0].__dataclass_fields__})
-        feats = torch.cat([node_features(p, s, c[None])
-                           for p, s, c in zip(self.problems, self.current, coords)])
-        allowed = torch.cat([removable(p, s, 1) for p, s in zip(self.problems, self.current)])
+        feats = torch.cat([node_features(p, s, c[None], self.device) for p, s, c in states])
+        allowed = torch.cat([removable(p, s, 1, self.device) for p, s, _ in states])
         return feats, batch, allowed
 
     def string_sets(self, rollouts: int, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -324,12 +329,12 @@ class NDSTrainer:
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
         self.cfg = cfg
-        self.rank, self.world = distributed.setup("cpu")
+        self.rank, self.world = distributed.setup(cfg.device)
         self.quiet = quiet or self.rank != 0
         self.dir = Path(cfg.run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(cfg.seed)
-        self.model = NDSPolicy(cfg.model_config())
+        self.model = NDSPolicy(cfg.model_config()).to(cfg.device)
         groups, self.rates = param_groups(self.model, cfg)
         self.optimizer = torch.optim.AdamW(groups, lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.step = self.episode = self.instances = 0
@@ -338,7 +343,7 @@ class NDSTrainer:
         self.random_val: list[float] | None = None
         last = self.dir / "last.pt"
         if resume and last.exists():
-            self._restore(checkpoint.load(last, KIND))
+            self._restore(checkpoint.load(last, KIND, cfg.device))
             runlog.rewind(self.dir / "log.jsonl", self.step)  # those steps are logged again
         elif cfg.init is not None:
             self._initialise(Path(cfg.init))
@@ -397,38 +402,44 @@ class NDSTrainer:
 
     def train_iteration(self, ep: Episode, t: int, rng: np.random.Generator,
                         gen: torch.Generator) -> dict[str, float] | None:
-        """One search iteration of an episode; a gradient step after the warm-up."""
+        """One search iteration of an episode; a gradient step after the warm-up. ``gen``
+        samples the policy's rollouts (on the policy's device)."""
         cfg = self.cfg
+        device = cfg.device
+        autocast = gpu_autocast(device)
         learn = t >= cfg.warmup
         feats, batch, allowed = ep.inputs(rng)
-        steps = min(cfg.remove, int(allowed.sum(1).min()))
+        allowed_counts = to_host(allowed.sum(1))  # [B]
+        steps = min(cfg.remove, int(allowed_counts.min()))
         latent = sample_latent(len(ep.problems), cfg.rollouts, self.model.config.latent_dim, gen)
-        with torch.set_grad_enabled(learn):
-            emb = self.model.encode(feats, batch)  # [B, V, E]
+        with torch.set_grad_enabled(learn), autocast:
+            emb = self.model.encode(feats, batch).float()  # [B, V, E]
         teaching = self.step < cfg.teacher_steps
         if teaching:
             acts = ep.string_sets(cfg.rollouts, steps, rng)
-            actions = torch.as_tensor(acts)
+            actions = torch.as_tensor(acts, device=device)
         else:
-            with torch.no_grad():
+            with torch.no_grad(), autocast:
                 actions, _ = self.model.decode(emb.detach(), allowed, latent, steps, gen,
                                                distance=ep.distance)
-            acts = actions.numpy().astype(np.int64)
+            acts = to_host(actions).astype(np.int64)
         costs, seeds = ep.score(acts, rng)
         rewards = rollout_rewards(ep.costs, costs, cfg.reward) / ep.scales[:, None]  # [B, M]
         ep.advance(acts, costs, seeds, t / cfg.episode, cfg, rng)
         if not learn:
             return None
         if teaching:  # the cheapest repair wins, improving or not; plain imitation
-            best = torch.as_tensor(np.argmin(costs, axis=1))
-            advantage = torch.ones(len(best))
+            best = torch.as_tensor(np.argmin(costs, axis=1), device=device)
+            advantage = torch.ones(len(best), device=device)
         else:
-            best, advantage = winners(torch.as_tensor(rewards, dtype=torch.float32))
-        rows = torch.arange(len(best))
-        _, winner_logp = self.model.decode(emb, allowed, latent[rows, best][:, None], steps,
-                                           actions=actions[rows, best][:, None],
-                                           distance=ep.distance)  # [B, 1]
-        loss = wta_loss(winner_logp.squeeze(1), advantage)
+            best, advantage = winners(torch.as_tensor(rewards, dtype=torch.float32,
+                                                      device=device))
+        rows = torch.arange(len(best), device=device)
+        with autocast:
+            _, winner_logp = self.model.decode(emb, allowed, latent[rows, best][:, None], steps,
+                                               actions=actions[rows, best][:, None],
+                                               distance=ep.distance)  # [B, 1]
+        loss = wta_loss(winner_logp.squeeze(1).float(), advantage)
         for group, rate in zip(self.optimizer.param_groups, self.rates, strict=True):
             group["lr"] = rate * self.lr_factor()
         self.optimizer.zero_grad(set_to_none=True)
@@ -441,7 +452,7 @@ class NDSTrainer:
         return {"loss": float(loss.detach()), "reward_best": float(rewards.max(1).mean()),
                 "reward_mean": float(rewards.mean()), "improving": float((rewards > 0).mean()),
                 "logp_best": float(winner_logp.detach().mean()),
-                "logp_uniform": -float(np.log(allowed.sum(1, keepdim=True).numpy()
+                "logp_uniform": -float(np.log(allowed_counts[:, None]
                                               - np.arange(steps)).sum(1).mean()),
                 "cost": float(ep.costs.mean())}
 
@@ -470,7 +481,7 @@ class NDSTrainer:
             start = time.perf_counter()
             index = self.episode * self.world + self.rank  # this process's data
             rng = np.random.default_rng([cfg.seed, index])
-            gen = torch.Generator().manual_seed(cfg.seed * 7_919 + index)
+            gen = seeded_generator(cfg.device, cfg.seed * 7_919 + index)
             ep = Episode(cfg, index)
             for t in range(cfg.episode):
                 stats = self.train_iteration(ep, t, rng, gen)

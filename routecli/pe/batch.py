@@ -186,20 +186,20 @@ class RouteBatch:
         walk = torch.as_tensor(walk, dtype=torch.float32)
         num, slots, _ = walk.shape
         if mask is None:
-            mask = torch.ones(num, slots, dtype=torch.bool)
+            mask = torch.ones(num, slots, dtype=torch.bool, device=walk.device)
         mask = mask.bool()
         length = mask.sum(1, keepdim=True) - 1  # [B, 1]
-        pos = torch.arange(slots).expand(num, slots)
+        pos = torch.arange(slots, device=walk.device).expand(num, slots)
         node = torch.where(pos == length, torch.zeros_like(pos), pos) * mask
         leg = torch.linalg.norm(walk[:, 1:] - walk[:, :-1], dim=-1) * mask[:, 1:]
-        cum = torch.cat([torch.zeros(num, 1), torch.cumsum(leg, 1)], 1) * mask
+        cum = torch.cat([leg.new_zeros(num, 1), torch.cumsum(leg, 1)], 1) * mask
         total = cum.gather(1, length).expand(num, slots) * mask
         rel = walk - walk[:, :1]
         theta = torch.atan2(rel[..., 1], rel[..., 0])
         theta = torch.where(theta >= math.pi, theta - 2 * math.pi, theta)
         theta = torch.where((node == 0) | ~mask, torch.zeros_like(theta), theta)
-        shifted_prev = torch.cat([torch.full((num, 1), -1), node[:, :-1]], 1)
-        shifted_next = torch.cat([node[:, 1:], torch.full((num, 1), -1)], 1)
+        shifted_prev = torch.cat([node.new_full((num, 1), -1), node[:, :-1]], 1)
+        shifted_next = torch.cat([node[:, 1:], node.new_full((num, 1), -1)], 1)
         prev = torch.where(mask & (pos > 0), shifted_prev, -torch.ones_like(pos))
         nxt = torch.where(mask & (pos < length), shifted_next, -torch.ones_like(pos))
         return cls(
@@ -213,8 +213,8 @@ def route_graph(batch: RouteBatch) -> torch.Tensor:
     """Adjacency ``[B, S, S]`` (0/1, symmetric, indexed by node id) of the route graph: the
     depot plus the arcs of every route (PE paper Appendix D, Laplacian PE)."""
     num, slots = batch.node.shape
-    adj = torch.zeros(num, slots, slots)
-    rows = torch.arange(num)[:, None].expand(num, slots)
+    adj = batch.coords.new_zeros(num, slots, slots)
+    rows = torch.arange(num, device=batch.node.device)[:, None].expand(num, slots)
     for other in (batch.prev, batch.next):
         ok = batch.mask & (other >= 0)
         adj[rows[ok], batch.node[ok], other[ok]] = 1.0
@@ -224,8 +224,8 @@ def route_graph(batch: RouteBatch) -> torch.Tensor:
 
 def node_present(batch: RouteBatch) -> torch.Tensor:
     """``[B, S]`` bool: node ids that occur on the solution."""
-    present = torch.zeros(batch.node.shape, dtype=torch.bool)
-    rows = torch.arange(batch.batch_size)[:, None].expand_as(batch.node)
+    present = torch.zeros_like(batch.mask)
+    rows = torch.arange(batch.batch_size, device=batch.node.device)[:, None].expand_as(batch.node)
     present[rows[batch.mask], batch.node[batch.mask]] = True
     return present
 

@@ -34,7 +34,7 @@ def laplacian_eigenvectors(adj: torch.Tensor, present: torch.Tensor, k: int) -> 
     _, vecs = torch.linalg.eigh(lap.double())  # ascending eigenvalues
     vecs = vecs[..., 1 : k + 1] * present[..., None]
     usable = present.sum(1, keepdim=True) - 1  # non-trivial eigenvectors of a connected graph
-    keep = torch.arange(vecs.shape[-1]) < usable[:, :, None]
+    keep = torch.arange(vecs.shape[-1], device=vecs.device) < usable[:, :, None]
     return (vecs * keep).float()
 
 
@@ -50,7 +50,7 @@ class LaplacianPE(PositionalEncoding):
     def forward(self, batch: RouteBatch) -> torch.Tensor:
         vecs = laplacian_eigenvectors(route_graph(batch), node_present(batch), self.k)
         if self.training:  # eigenvector signs are arbitrary: randomise them per instance
-            signs = torch.randint(0, 2, (vecs.shape[0], 1, vecs.shape[-1])) * 2 - 1
+            signs = torch.randint(0, 2, (vecs.shape[0], 1, vecs.shape[-1]), device=vecs.device) * 2 - 1
             vecs = vecs * signs
         return masked(pad_to(gather_nodes(vecs, batch), self.out_dim), batch)
 
@@ -85,8 +85,8 @@ def hop_distances(adj: torch.Tensor, cap: int) -> torch.Tensor:
     """Shortest-path hop counts between node ids, ``cap`` where farther or unreachable, by
     breadth-first frontier expansion with batched matrix products. ``[B, N, N]`` long."""
     num, n, _ = adj.shape
-    dist = torch.full((num, n, n), cap, dtype=torch.long)
-    eye = torch.eye(n, dtype=torch.bool).expand(num, n, n)
+    dist = torch.full((num, n, n), cap, dtype=torch.long, device=adj.device)
+    eye = torch.eye(n, dtype=torch.bool, device=adj.device).expand(num, n, n)
     reached = eye.clone()
     dist[eye] = 0
     for hops in range(1, cap):
