@@ -70,7 +70,7 @@ def run_case(problem: str, n: int, mode: str, seed: int, threads: int) -> dict:
     cpu = time.process_time()
     result = run(solver, instance, seed=seed)
     cpu = time.process_time() - cpu
-    steps = n if problem == "tsp" else n + len(result.solution.routes)  # type: ignore[union-attr]
+    steps = n if kind == "tsp" else n + len(result.solution.routes)  # type: ignore[union-attr]
     set_name = f"dimacs-E{n}.0" if problem == "dimacs" else f"uniform-{problem}"
     row = ResultRow.of(result, set_name=set_name, file=None, solver="miloop",
                        settings=solver.settings, seed=seed, stop=Stop(),
@@ -81,7 +81,7 @@ def run_case(problem: str, n: int, mode: str, seed: int, threads: int) -> dict:
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "model_rss_mb": round(before),
             "bhh_ratio": round(result.cost / (BHH * math.sqrt(n)), 4) if kind == "tsp" else "",
-            "routes": len(result.solution.routes) if problem == "cvrp" else "",  # type: ignore[union-attr]
+            "routes": len(result.solution.routes) if kind == "cvrp" else "",  # type: ignore[union-attr]
             }
 
 

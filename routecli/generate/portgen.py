@@ -63,12 +63,17 @@ def _coordinates(n: int, seed: int) -> np.ndarray:
     return out
 
 
-def portgen(n: int, seed: int) -> np.ndarray:
-    """Integer coordinates ``[n, 2]`` of ``portgen n seed``."""
+def check(n: int, seed: int) -> None:
+    """Raise ValueError unless ``portgen n seed`` is defined."""
     if n < 1:
         raise ValueError(f"portgen needs at least one city, got {n}")
     if not 0 <= seed < PRANDMAX:
         raise ValueError(f"portgen seeds lie in 0 .. {PRANDMAX - 1}, got {seed}")
+
+
+def portgen(n: int, seed: int) -> np.ndarray:
+    """Integer coordinates ``[n, 2]`` of ``portgen n seed``."""
+    check(n, seed)
     return _coordinates(n, seed)
 
 
