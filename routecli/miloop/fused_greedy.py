@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
@@ -80,7 +80,7 @@ def fused_weights(model: MiLoop) -> FusedWeights:
     def vec(tensor) -> np.ndarray:
         return np.ascontiguousarray(tensor.detach().float().cpu().numpy().reshape(-1))
 
-    blocks = list(model.blocks)
+    blocks: list[Any] = list(model.blocks)  # AAFMBlock; nn.ModuleList items are untyped
     return FusedWeights(
         embed=mat(model.embed), embed_bias=vec(model.embed.bias),
         role_first=mat(model.role_first), role_last=mat(model.role_last),
