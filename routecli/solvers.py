@@ -10,6 +10,7 @@ instance's own scale and validates it.
 from __future__ import annotations
 
 import importlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -120,10 +121,12 @@ def make_solver(name: str, settings: Any = None, **options: Any) -> Solver:
 
 def apply_threads(threads: int | None) -> None:
     """Set torch's CPU threads (None: leave torch's default of one per core, which can be
-    many times slower on a machine shared with other jobs)."""
+    many times slower on a machine shared with other jobs), and OpenBLAS's (numba's matrix
+    products) where it is not loaded yet and its environment variable is unset."""
     if threads is not None:
         import torch
 
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))
         torch.set_num_threads(threads)
 
 

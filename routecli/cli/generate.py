@@ -13,11 +13,13 @@ from routecli.cli.common import SEED_HELP, console
 from routecli.errors import OptionError
 
 FORMATS = ("npz", "file")
+PORTGEN = "portgen"
 
 
 def generate(
     problem: str = typer.Argument(..., metavar="PROBLEM",
-                                  help=f"Problem: {', '.join(choices.GENERATE_PROBLEMS)}."),
+                                  help=f"Problem: {', '.join(choices.GENERATE_PROBLEMS)}, or "
+                                  "portgen (DIMACS challenge uniform TSP, --format file)."),
     size: int = typer.Option(100, "--size", "-n", min=1, metavar="N", help="Instance size: "
                              "customers (CVRP family), nodes (TSP), pickup+delivery nodes "
                              "(PDTSP) or items (KP)."),
@@ -44,6 +46,9 @@ def generate(
     from routecli.io.writers import write_instance_file
 
     n = size if size_alias is None else size_alias
+    if problem == PORTGEN:
+        write_portgen(n, seed, num, out, fmt)
+        return
     if problem not in GENERATORS:
         raise OptionError(f"unknown problem {problem!r}; choose from {', '.join(GENERATORS)}")
     if fmt not in FORMATS:
@@ -89,3 +94,26 @@ def _number(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise OptionError(f"--capacity must be positive, got {text!r}")
     return value
+
+
+def write_portgen(n: int, seed: int, num: int, out: Path, fmt: str) -> None:
+    """``portgen N SEED`` as TSPLIB files in ``out`` (seeds SEED .. SEED + num - 1), each named
+    after its DIMACS E-series instance where it is one (``-n 1000000 --seed 1000000``:
+    ``E1M.0.tsp``)."""
+    from routecli.atomic import atomic_write_text
+    from routecli.generate.portgen import check, portgen, portgen_name
+    from routecli.io.writers import format_tsplib
+
+    if fmt != "file":
+        raise OptionError("portgen writes TSPLIB files: use --format file")
+    seeds = range(seed, seed + num)
+    try:
+        for s in seeds:
+            check(n, s)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+    for s in seeds:
+        path = out / f"{portgen_name(n, s)}.tsp"
+        atomic_write_text(path, format_tsplib(f"portgen-{n}-{s}", f"portgen N={n}, seed={s}",
+                                              portgen(n, s)))
+        console.print(f"wrote {path}")

@@ -38,6 +38,7 @@ from routecli.cli.common import (
     threads_for,
 )
 from routecli.cli.outputs import solution_targets, write_target
+from routecli.cli.progress_bar import node_bar, wants_bar
 from routecli.errors import OptionError
 
 if TYPE_CHECKING:
@@ -132,6 +133,10 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
     reference, source = best_known(instance, path, bks)
     if machine:
         result = run(solver, instance, seed=seed, stop=stop, bks=reference)
+    elif wants_bar(instance.size):
+        with node_bar(f"{instance.name} ({instance.size}) with {solver.name}",
+                      instance.size) as show_bar:
+            result = run(solver, instance, seed=seed, stop=stop, bks=reference, progress=show_bar)
     else:
         label = f"solving {instance.name} ({instance.size}) with {solver.name}"
         with console.status(label) as line:

@@ -63,8 +63,11 @@ def _insert(dist: np.ndarray, idx: np.ndarray, count: int, k: int, d: float, j: 
 
 
 @nb.njit(cache=True)
-def _grid_search(xy, cur, visited_row, demand, room, skip, k, start, nodes, cell, x0, y0, nx, ny,
+def grid_nearest(xy, cur, visited_row, demand, room, skip, k, start, nodes, cell, x0, y0, nx, ny,
                  dist, idx):
+    """The ``k`` nearest allowed nodes of node ``cur`` (not ``skip``, not visited, demand within
+    ``room``) by a ring search of the grid: sorted by distance (ties by id) into ``dist`` and
+    ``idx``; returns how many were found."""
     px, py = xy[cur, 0], xy[cur, 1]
     cx = min(nx - 1, max(0, int((px - x0) / cell)))
     cy = min(ny - 1, max(0, int((py - y0) / cell)))
@@ -126,12 +129,27 @@ def _query(xy, knn, current, visited, demand, remaining, k, always, always_open,
         if found < want:
             dist = np.empty(want, np.float64)
             idx = np.empty(want, np.int64)
-            found = _grid_search(xy, cur, visited[r], demand, room, always, want, start, nodes,
+            found = grid_nearest(xy, cur, visited[r], demand, room, always, want, start, nodes,
                                  cell, x0, y0, nx, ny, dist, idx)
             for t in range(found):
                 out[r, offset + t] = idx[t]
         sizes[r] = offset + found
     return out, sizes
+
+
+class NodeGrid:
+    """A uniform grid over coordinates ``[N, 2]`` (float64), about two nodes per cell: the
+    nodes of cell ``c`` are ``nodes[start[c]:start[c + 1]]``."""
+
+    def __init__(self, xy: np.ndarray):
+        n = len(xy)
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        span = np.maximum(hi - lo, 1e-12)
+        self.cell = float(max(math.sqrt(span[0] * span[1] * 2.0 / max(n, 1)), 1e-12))
+        self.nx = int(span[0] / self.cell) + 1
+        self.ny = int(span[1] / self.cell) + 1
+        self.x0, self.y0 = float(lo[0]), float(lo[1])
+        self.start, self.nodes = _build_grid(xy, self.cell, self.x0, self.y0, self.nx, self.ny)
 
 
 class CandidateIndex:
@@ -145,15 +163,7 @@ class CandidateIndex:
         self.xy = np.ascontiguousarray(coords, np.float64)
         n = len(self.xy)
         self.knn = static_knn(self.xy, list_size)
-        lo, hi = self.xy.min(axis=0), self.xy.max(axis=0)
-        span = np.maximum(hi - lo, 1e-12)
-        # about two nodes per cell
-        self.cell = float(max(math.sqrt(span[0] * span[1] * 2.0 / max(n, 1)), 1e-12))
-        self.nx = int(span[0] / self.cell) + 1
-        self.ny = int(span[1] / self.cell) + 1
-        self.x0, self.y0 = float(lo[0]), float(lo[1])
-        self.start, self.nodes = _build_grid(self.xy, self.cell, self.x0, self.y0, self.nx,
-                                             self.ny)
+        self.grid = NodeGrid(self.xy)
         self.no_demand = np.zeros(n)  # built once: queries run at every decoding step
 
     def query(self, current: np.ndarray, visited: np.ndarray, k: int, *, always: int = -1,
@@ -177,5 +187,6 @@ class CandidateIndex:
                       np.ascontiguousarray(visited, np.bool_),
                       np.ascontiguousarray(demand, np.float64),
                       np.ascontiguousarray(remaining, np.float64), k, always,
-                      np.ascontiguousarray(always_open, np.bool_), self.start, self.nodes,
-                      self.cell, self.x0, self.y0, self.nx, self.ny)
+                      np.ascontiguousarray(always_open, np.bool_), self.grid.start,
+                      self.grid.nodes, self.grid.cell, self.grid.x0, self.grid.y0,
+                      self.grid.nx, self.grid.ny)

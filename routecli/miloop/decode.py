@@ -8,7 +8,9 @@ one batched construction (in chunks sized so the rollouts' memories fit
 :data:`MEMORY_BUDGET`), and the cheapest one (for a knapsack: the most valuable) is kept per
 instance. ``candidates`` = K limits
 each step to the K nearest allowed nodes (:class:`routecli.envs.base.CandidateSets`), which is
-what makes instances of 100k+ nodes decodable.
+what makes instances of 100k+ nodes decodable. Greedy TSP decoding with candidate sets from
+:data:`FUSED_MIN_NODES` nodes on runs the compiled step of :mod:`routecli.miloop.fused_greedy`
+instead of the torch one (``engine`` chooses explicitly).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
@@ -23,12 +26,16 @@ from torch import Tensor
 
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
+from routecli.miloop import fused_greedy
 from routecli.miloop.model import MiLoop, rollout
 from routecli.problems import CVRPInstance, KPInstance, PDTSPInstance, Routes, Selection, Tour, TSPInstance
 from routecli.problems.geometry import augment8
 
 MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) per chunk
 DECODES = ("greedy", "sampling", "multistart")
+Engine = Literal["auto", "torch", "fused"]
+ENGINES: tuple[Engine, ...] = ("auto", "torch", "fused")
+FUSED_MIN_NODES = 2_000  # engine auto: greedy TSP decodes of this size and up run fused
 
 
 def start_nodes(problem: str, num_nodes: int, starts: int,
@@ -92,7 +99,8 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
            augment: bool = False, samples: int = 16, chunk: int = 1024,
            generator: torch.Generator | None = None, candidates: int | None = None,
            progress: Callable[[float], None] | None = None,
-           deadline: float | None = None, precision: str = "fp32") -> Decoded:
+           deadline: float | None = None, precision: str = "fp32",
+           engine: Engine = "auto") -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 
     method: ``greedy`` (one rollout from node 0 / no forced first customer, pickup or item),
@@ -107,9 +115,24 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     rollout wins (at least one chunk always runs).
     ``precision``: ``fp32`` or ``bf16`` (the policy under a bfloat16 autocast, see
     :func:`routecli.miloop.model.rollout`; costs are computed from the coordinates either way).
+    ``engine``: ``torch`` (the model's step), ``fused`` (:mod:`routecli.miloop.fused_greedy`:
+    greedy TSP with candidate sets, one instance, fp32, on the CPU) or ``auto`` (fused where
+    it applies and the instance has at least :data:`FUSED_MIN_NODES` nodes).
     """
     if method not in DECODES:
         raise ValueError(f"unknown decode {method!r}; choose from {', '.join(DECODES)}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    fusable = (method == "greedy" and not augment and candidates is not None and precision == "fp32"
+               and fused_greedy.supports(model) and batch.get("locs") is not None
+               and batch["locs"].shape[0] == 1 and batch["locs"].device.type == "cpu")
+    if engine == "fused" and not fusable:
+        raise ValueError("the fused engine decodes greedy TSP with candidate sets, one instance, "
+                         "fp32, on the CPU")
+    if engine == "fused" or (engine == "auto" and fusable
+                             and batch["locs"].shape[1] >= FUSED_MIN_NODES):
+        assert candidates is not None
+        return fused_decode(model, batch["locs"], candidates, progress)
     problem = model.config.problem
     if problem == "kp" and augment:
         raise ValueError("a knapsack has no symmetric images to augment")
@@ -171,6 +194,17 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     best = costs.view(num, n_views * per).argmin(1)  # [B]; unfinished rollouts cost inf
     index = torch.arange(num, device=device) * n_views * per + best
     return Decoded([paths[i] for i in index.tolist()], costs[index])
+
+
+def fused_decode(model: MiLoop, locs: Tensor, candidates: int,
+                 progress: Callable[[float], None] | None = None) -> Decoded:
+    """Greedy decoding of the one TSP instance ``locs`` ``[1, N, 2]`` from node 0 by
+    :func:`routecli.miloop.fused_greedy.greedy_tour`."""
+    num_nodes = locs.shape[1]
+    report = None if progress is None else (lambda placed: progress(placed / num_nodes))
+    tour = torch.from_numpy(fused_greedy.greedy_tour(model, locs[0].float().numpy(), candidates,
+                                                     progress=report))
+    return Decoded([tour], path_length(locs.float(), tour[None]))
 
 
 def to_solution(instance: TSPInstance | CVRPInstance | PDTSPInstance | KPInstance,

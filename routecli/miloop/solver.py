@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from routecli.errors import OptionError
-from routecli.miloop.decode import DECODES, decode, to_solution
+from routecli.miloop.decode import DECODES, ENGINES, Engine, decode, to_solution
 from routecli.miloop.model import MiLoop, load_policy
 from routecli.problems import CVRPInstance, Instance, KPInstance, PDTSPInstance, Solution, TSPInstance
 from routecli.problems.geometry import unit_square
@@ -44,6 +44,7 @@ class Settings:
     candidates: int | None = None  #: K nearest allowed nodes per step (None: automatic; 0: all)
     device: str = "cpu"  #: torch device
     threads: int | None = None  #: torch CPU threads (None: torch's default)
+    engine: Engine = "auto"  #: decoding step: auto | torch | fused (routecli.miloop.decode)
 
     def __post_init__(self) -> None:
         if self.decode not in DECODES:
@@ -52,6 +53,8 @@ class Settings:
             raise OptionError(f"--starts must be >= 1, got {self.starts}")
         if self.candidates is not None and self.candidates < 0:
             raise OptionError(f"--candidates must be >= 0, got {self.candidates}")
+        if self.engine not in ENGINES:
+            raise OptionError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
         if self.device != "cpu" and not (self.device.startswith("cuda")
                                          and torch.cuda.is_available()):
             raise OptionError(f"--device {self.device}: not available here (use cpu)")
@@ -128,7 +131,7 @@ class MiLoopSolver:
         result = decode(model, {k: v.to(s.device) for k, v in batch.items()}, s.decode,
                         starts=s.starts, augment=s.augment, samples=s.starts, generator=generator,
                         candidates=candidate_count(instance.problem, size, s.candidates),
-                        progress=report, deadline=deadline)
+                        progress=report, deadline=deadline, engine=s.engine)
         return to_solution(instance, result.actions[0])
 
 
