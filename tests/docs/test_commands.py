@@ -4,6 +4,8 @@ on the repository's demo files, printing what the page shows (times aside)."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
 import shutil
 from pathlib import Path
@@ -13,7 +15,7 @@ import typer
 
 from routecli.cli.app import app, main
 from tests.conftest import BENCHDATA
-from tests.docs.markdown import PAGES, ROOT, Shown, shown_commands
+from tests.docs.markdown import PAGES, ROOT, Shown, fenced_blocks, shown_commands
 
 SHOWN = [shown for page in PAGES for shown in shown_commands(page)]
 RUN = [page for page in PAGES if any(s.output is not None for s in shown_commands(page))]
@@ -34,7 +36,7 @@ def parse(argv: list[str]) -> None:
 
 
 def test_pages_show_commands():
-    assert len(SHOWN) > 50 and RUN
+    assert len(SHOWN) > 50 and RUN and PYTHON
     assert any(s.page.name == "README.md" and s.output for s in SHOWN)
 
 
@@ -60,20 +62,39 @@ def masked(text: str) -> list[str]:
 
 @pytest.mark.parametrize("page", RUN, ids=lambda p: p.name)
 def test_console_blocks_print_what_the_page_shows(page, tmp_path, monkeypatch, capsys):
-    """The page's console commands run in order in one folder that holds data/demo (so a
-    solution one writes, the next can validate); a benchmark file they name is linked in from
-    ../shared/benchdata, and the command is skipped when that is absent."""
+    """The page's console commands run in order in one folder that holds a copy of data/ (so a
+    solution one writes, the next can validate); another repository file they name is linked
+    in, a benchmark file from ../shared/benchdata, and the command is skipped without it."""
     shutil.copytree(ROOT / "data", tmp_path / "data")
     monkeypatch.chdir(tmp_path)
     for shown in (s for s in shown_commands(page) if s.output is not None):
         for arg in shown.argv:
             if arg.endswith(INSTANCE_SUFFIXES) and not Path(arg).exists():
-                found = sorted(BENCHDATA.rglob(Path(arg).name)) if BENCHDATA.is_dir() else []
+                found = [ROOT / arg] if (ROOT / arg).is_file() else (
+                    sorted(BENCHDATA.rglob(Path(arg).name)) if BENCHDATA.is_dir() else [])
                 if not found:
                     pytest.skip(f"{shown} needs {arg} from the benchmark data")
+                Path(arg).parent.mkdir(parents=True, exist_ok=True)
                 Path(arg).symlink_to(found[0])
         code = main(list(shown.argv))
         captured = capsys.readouterr()
         expected = shown.output or ""
         assert code == (2 if "error:" in expected else 0), f"{shown}: exit {code}\n{captured.err}"
         assert masked(captured.out + captured.err) == masked(expected), shown
+
+
+PYTHON = [(page, start, "\n".join(lines)) for page in PAGES
+          for language, start, lines in fenced_blocks(page.read_text()) if language == "python"]
+
+
+@pytest.mark.parametrize("block", PYTHON, ids=lambda b: f"{b[0].name}:{b[1]}")
+def test_python_examples_compile_and_import_what_exists(block):
+    """Python examples are not run (a solve takes a while), but they must compile and every
+    name they import must exist."""
+    page, start, source = block
+    tree = ast.parse(source, f"{page.name}:{start}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = importlib.import_module(node.module or "")
+            missing = [a.name for a in node.names if not hasattr(module, a.name)]
+            assert not missing, f"{page.name}:{start}: {node.module} has no {missing}"
