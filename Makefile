@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint check clean
+.PHONY: install demo test lint check docs clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 check: lint test
+
+# docs/cli.md is every command's --help; tests/cli/test_docgen.py fails when it is stale
+docs: $(STAMP)
+	$(BIN)/python -m routecli.cli.docgen --out docs/cli.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -149,7 +149,7 @@ BUDGETS: dict[str, dict[str, Any]] = {
     # a check that everything runs, seconds per (PE, seed)
     "smoke": {"train": {"epochs": 1, "batches": 1, "batch_size": 4, "t_train": 4,
                         "curriculum": 0}, "eval_steps": 10},
-    # the scaled protocol that fits a shared 2-core CPU (see README): minutes per (PE, seed)
+    # the scaled protocol that fits a shared 2-core CPU (docs/pe-paper.md): minutes per (PE, seed)
     "cpu": {"train": {"epochs": 4, "batches": 6, "batch_size": 32, "t_train": 20,
                       "curriculum": 50, "lr_actor": 1e-3, "lr_critic": 3e-4, "lr_decay": 0.9},
             "eval_steps": 300},
