@@ -134,6 +134,8 @@ def fingerprint(instance: Instance) -> str:
         if f.name == "name":
             continue
         value = getattr(instance, f.name)
+        if value is None:  # an optional field left unset (a fleet limit) changes nothing
+            continue
         if hasattr(value, "rule"):  # Metric
             digest.update(value.rule.encode())
             for arr in (value.coords, value.matrix):
