@@ -312,8 +312,7 @@ class Trainer:
     # ----------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
         return {"kind": KIND, "config": self.model.config.to_dict(), "train": self.cfg.to_dict(),
-                "model": self.model.state_dict(),
-                "optimizer": checkpoint.compact_optimizer(self.optimizer.state_dict()),
+                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "step": self.step, "instances": self.instances, "elapsed": self.elapsed,
                 "cpu_seconds": self.cpu_seconds, "best_gap": self.best_gap,
                 "best_reference": self.best_reference}

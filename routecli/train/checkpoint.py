@@ -57,19 +57,6 @@ def policy_checkpoint(kind: str, config: dict[str, Any], state: dict[str, torch.
             "meta": dict(meta or {}), "sha256": tensor_digest(weights)}
 
 
-def compact_optimizer(state: dict[str, Any]) -> dict[str, Any]:
-    """An optimizer state dict with its per-parameter tensors (Adam's moments) in bfloat16:
-    a training checkpoint that is committed to resume a run takes a third less space, and
-    ``load_state_dict`` casts them back to the parameters' float32."""
-    def shrink(value: Any) -> Any:
-        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dim() > 0:
-            return value.to(torch.bfloat16)
-        return value
-
-    return {**state, "state": {key: {name: shrink(v) for name, v in entry.items()}
-                               for key, entry in state["state"].items()}}
-
-
 def save(checkpoint: dict[str, Any], path: str | Path) -> Path:
     """Write a checkpoint atomically (its ``sha256`` is (re)computed from ``model``)."""
     data = {**checkpoint, "format": FORMAT, "sha256": tensor_digest(checkpoint["model"])}
