@@ -25,7 +25,6 @@ from routecli.io.text import (
     magnitude_bound,
     node_table,
     parse,
-    read_text,
 )
 from routecli.io.tsplib import edge_weight_rule, instance_metric
 from routecli.problems import CVRPInstance, Instance, Metric, PCVRPInstance, VRPTWInstance
@@ -48,11 +47,6 @@ def is_solomon(text: str) -> bool:
     head = text.lstrip().splitlines()[:6]
     return any(line.strip().upper().startswith("VEHICLE") for line in head) and not any(
         ":" in line for line in head)
-
-
-def read_vrplib(path: str | Path, round_rule: str | None = None) -> Instance:
-    """A CVRP, VRPTW or PCVRP from a VRPLIB or Solomon file; ``round_rule`` overrides its rule."""
-    return vrplib_from_text(read_text(path), str(path), round_rule)
 
 
 def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> Instance:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
-from routecli.io.text import EXACT, magnitude_bound, parse, read_text, spec_number
+from routecli.io.text import EXACT, magnitude_bound, parse, spec_number
 from routecli.problems import KPInstance
 
 SPEC_KEYS = {"NAME", "COMMENT", "TYPE", "ITEMS", "CAPACITY"}
@@ -77,10 +77,6 @@ def _check_items(table: np.ndarray, lines: list[int], source: str) -> None:
     if col == 1 and number < 0:
         raise InstanceFormatError(f"{where}; values must be >= 0")
     raise InstanceFormatError(f"{where}; |{field}| must be <= {bound:g} {EXACT}")
-
-
-def read_kp(path: str | Path) -> KPInstance:
-    return kp_from_text(read_text(path), str(path))
 
 
 def format_kp(name: str, comment: str, weights: np.ndarray, values: np.ndarray,

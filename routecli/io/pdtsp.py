@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
-from routecli.io.text import dimension, node_table, parse, read_text
+from routecli.io.text import dimension, node_table, parse
 from routecli.io.tsplib import edge_weight_rule, instance_metric
 from routecli.problems import PDTSPInstance
 
@@ -61,10 +61,6 @@ def pdtsp_from_text(text: str, source: str, round_rule: str | None = None) -> PD
     _check_pairs(sections, n, source)
     name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
     return PDTSPInstance(name, metric)
-
-
-def read_pdtsp(path: str | Path, round_rule: str | None = None) -> PDTSPInstance:
-    return pdtsp_from_text(read_text(path), str(path), round_rule)
 
 
 def _check_depot(sections: dict, source: str) -> None:

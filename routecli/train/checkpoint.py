@@ -20,9 +20,10 @@ import hashlib
 import os
 import pickle
 import zipfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -89,6 +90,23 @@ def load(path: str | Path, kind: str | None = None,
         raise CheckpointError(f"{path}: the weights do not match their SHA-256 "
                               "(damaged or edited file)")
     return data
+
+
+Model = TypeVar("Model", bound=torch.nn.Module)
+
+
+def load_model(path: str | Path, kind: str, build: Callable[[dict[str, Any]], Model],
+               architecture: str, device: str | torch.device = "cpu") -> Model:
+    """The model of a ``kind`` checkpoint, rebuilt by ``build(config)``, in eval mode on
+    ``device``; weights that do not fit ``architecture`` are one :class:`CheckpointError`."""
+    data = load(path, kind, device)
+    try:
+        model = build(data["config"])
+        model.load_state_dict(data["model"])
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise CheckpointError(f"{path}: weights do not fit the {architecture} architecture "
+                              f"({' '.join(str(err).split())[:160]})") from None
+    return model.to(device).eval()
 
 
 def shipped(name: str) -> Path:
