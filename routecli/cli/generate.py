@@ -21,7 +21,6 @@ def generate(
     size: int = typer.Option(100, "--size", "-n", min=1, metavar="N", help="Instance size: "
                              "customers (CVRP family), nodes (TSP), pickup+delivery nodes "
                              "(PDTSP) or items (KP)."),
-    size_alias: int | None = typer.Option(None, "--n", min=1, hidden=True),  # the old spelling
     num: int = typer.Option(1, "--num", min=1, metavar="N", help="Number of instances."),
     seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
     out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="Output .npz file "
@@ -43,14 +42,13 @@ def generate(
     from routecli.generate import GENERATORS, save_batch
     from routecli.io.writers import write_instance_file
 
-    n = size if size_alias is None else size_alias
     if problem not in GENERATORS:
         raise OptionError(f"unknown problem {problem!r}; choose from {', '.join(GENERATORS)}")
     if fmt not in FORMATS:
         raise OptionError(f"--format must be npz or file, got {fmt!r}")
     kwargs = _problem_options(problem, capacity, distribution)
     try:
-        batch = GENERATORS[problem](num, n, seed, **kwargs)
+        batch = GENERATORS[problem](num, size, seed, **kwargs)
     except ValueError as exc:
         raise OptionError(str(exc)) from None
     if fmt == "npz":
@@ -58,10 +56,10 @@ def generate(
             raise OptionError(f"--out must end in .npz for --format npz, got {out}")
         out.parent.mkdir(parents=True, exist_ok=True)
         save_batch(out, problem, batch)
-        console.print(f"wrote {num} {problem.upper()}-{n} instances to {out}")
+        console.print(f"wrote {num} {problem.upper()}-{size} instances to {out}")
         return
     paths = [write_instance_file(out, problem, batch, i, seed, scale) for i in range(num)]
-    console.print(f"wrote {len(paths)} {problem.upper()}-{n} files to {out}/")
+    console.print(f"wrote {len(paths)} {problem.upper()}-{size} files to {out}/")
 
 
 def _problem_options(problem: str, capacity: str, distribution: str) -> dict:
