@@ -118,7 +118,7 @@ def solve_row(rec: ResultLog, part: str, instance, spec: str, args,  # noqa: ANN
     extra = {"offset": float(instance.prizes.sum()) if instance.problem == "pcvrp" else 0.0,
              "iterations_run": last.iterations if last is not None else "",
              "cpu_seconds": round(cpu, 3)}
-    return rec.add(row, **{k: v for k, v in extra.items() if k in rec.columns})
+    return rec.add_row(row, **{k: v for k, v in extra.items() if k in rec.columns})
 
 
 def extra_columns(path: Path) -> list[str]:

@@ -97,7 +97,7 @@ def main() -> None:
             sys.exit(f"{case} failed:\n{child.stderr}")
         record = {**json.loads(child.stdout.strip().splitlines()[-1]),
                   **asdict(Provenance.current())}  # this command, not the child's
-        log.add(ResultRow(**{k: record[k] for k in COLUMNS}), **{k: record[k] for k in EXTRA})
+        log.add_row(ResultRow(**{k: record[k] for k in COLUMNS}), **{k: record[k] for k in EXTRA})
         print(markdown(rows[-1:]).splitlines()[-1], flush=True)
     args.out.with_suffix(".md").write_text(markdown(rows))
     print(markdown(rows))

@@ -47,13 +47,25 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode())
 
 
+def _drop_torn_line(handle: Any) -> None:
+    """Cut a last line without its newline (a writer killed mid-row) so the next row starts on
+    a line of its own; leave the handle at the end of the file."""
+    end = handle.seek(0, os.SEEK_END)  # another process may have appended since the open
+    if end == 0 or os.pread(handle.fileno(), 1, end - 1) == b"\n":
+        return
+    data = os.pread(handle.fileno(), end, 0)
+    handle.truncate(data.rfind(b"\n") + 1)
+    handle.seek(0, os.SEEK_END)
+
+
 def append_csv_rows(path: str | Path, fields: Sequence[str],
                     rows: Sequence[Mapping[str, Any]]) -> None:
     """Append rows to a CSV (header first when new), flushed to disk before returning; under an
-    exclusive lock, so processes sharing a results file never interleave their rows."""
-    with open(path, "a", newline="") as handle:
+    exclusive lock, so processes sharing a results file never interleave their rows; a row torn
+    by a killed writer is dropped first."""
+    with open(path, "a+", newline="") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0, os.SEEK_END)  # another process may have appended since the open
+        _drop_torn_line(handle)
         writer = csv.DictWriter(handle, fieldnames=list(fields))
         if handle.tell() == 0:
             writer.writeheader()

@@ -3,13 +3,19 @@
 A row says what was solved (set, instance, file relative to the data root), by what (solver
 label, its settings as JSON, seed, time and iteration limits), what came out (cost, reference
 value, gap in percent, seconds, feasibility and the first violations) and where the number
-comes from (git commit, UTC date, the command line). :class:`ResultLog` appends rows to a
-CSV one at a time (flushed and fsync-ed), so a rerun resumes where the last one stopped.
+comes from (git commit, UTC date, the command line).
+
+:class:`ResultStore` is the one way results are written: an append-only CSV whose rows are
+keyed by what ran, its settings and the instance (its fingerprint or file), each row appended
+under a file lock and fsync-ed with the commit, date and command; a rerun skips the keys
+already there, so a run killed at any point resumes without losing or repeating a row (a row
+torn by the kill is dropped). :class:`ResultLog` is the store of :class:`ResultRow` rows.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import shlex
 import subprocess
@@ -22,6 +28,7 @@ from typing import Any
 
 from routecli.atomic import append_csv_rows
 from routecli.bench.sets import data_root
+from routecli.errors import RoutecliError
 from routecli.solvers import SolveResult, Stop
 
 
@@ -115,55 +122,104 @@ class ResultRow:
 
     @classmethod
     def from_csv(cls, row: dict[str, str]) -> ResultRow:
-        """A row of a results CSV; also reads the round-1 layout of ``routecli bench``
-        (``model``, ``bks``, ``gap``, no provenance)."""
+        """A row of a results CSV."""
 
-        def number(key: str, *old: str) -> float | None:
-            value = next((row[k] for k in (key, *old) if k in row), "")
-            return float(value) if value not in ("", "None") else None
+        def number(key: str) -> float | None:
+            return float(row[key]) if row[key] not in ("", "None") else None
 
         limit, its = number("time_limit"), number("iterations")
-        return cls(row.get("commit", ""), row.get("date", ""), row.get("command", ""),
-                   row.get("set", ""), row["instance"], row.get("file", ""), row["problem"],
-                   int(row["n"]), row.get("solver", row.get("model", "")),
-                   row.get("settings", "{}"), int(row.get("seed") or 0), limit,
-                   None if its is None else int(its), float(row["cost"]),
-                   number("reference", "bks", "ref"), number("gap_pct", "gap"),
-                   float(row["seconds"]), row["feasible"] == "True", row.get("problems", ""))
+        return cls(row["commit"], row["date"], row["command"], row["set"], row["instance"],
+                   row["file"], row["problem"], int(row["n"]), row["solver"], row["settings"],
+                   int(row["seed"] or 0), limit, None if its is None else int(its),
+                   float(row["cost"]), number("reference"), number("gap_pct"),
+                   float(row["seconds"]), row["feasible"] == "True", row["problems"])
 
 
 COLUMNS = [f.name for f in fields(ResultRow)]
 
 
-class ResultLog:
-    """An append-only results CSV in the :class:`ResultRow` schema, plus ``extra`` columns a
-    script needs (e.g. a PCVRP prize offset). Rows are flushed and fsync-ed one by one."""
+PROVENANCE = [f.name for f in fields(Provenance)]
 
-    def __init__(self, path: str | Path, extra: Iterable[str] = ()):
+
+class ResultStoreError(RoutecliError):
+    """A results file that another layout or run wrote."""
+
+
+class ResultStore:
+    """An append-only results CSV: ``columns`` after the provenance columns, rows keyed by the
+    ``key`` columns (what ran, its settings, the instance). Opening it reads what an earlier
+    run stored; :meth:`add` appends one row under a file lock, flushed and fsync-ed, so
+    processes may share the file and a killed run resumes by skipping :meth:`done` keys."""
+
+    def __init__(self, path: str | Path, columns: Iterable[str], key: Iterable[str],
+                 provenance: Provenance | None = None):
         self.path = Path(path)
-        self.columns = COLUMNS + [c for c in extra if c not in COLUMNS]
+        self.columns = PROVENANCE + [c for c in dict.fromkeys(columns) if c not in PROVENANCE]
+        self.key = list(key)
+        if unknown := [k for k in self.key if k not in self.columns]:
+            raise ValueError(f"key columns {unknown} are not columns of {self.path}")
+        self.provenance = provenance
         self.rows: list[dict[str, str]] = []
-        if self.path.exists():
-            with open(self.path, newline="") as fh:
-                reader = csv.DictReader(fh)
-                if reader.fieldnames and "commit" not in reader.fieldnames:
-                    raise ValueError(f"{self.path} has another layout; write to a new file")
-                self.rows = list(reader)
+        self.reload()
 
-    def find(self, **key: Any) -> dict[str, str] | None:
-        """The first stored row whose columns equal ``key`` (compared as text)."""
-        want = {k: "" if v is None else str(v) for k, v in key.items()}
+    def reload(self) -> None:
+        """Read the rows other processes have stored since (a torn last line is left out)."""
+        if not self.path.exists():
+            return
+        with open(self.path, newline="") as fh:
+            text = fh.read()
+        reader = csv.DictReader(io.StringIO(text[: text.rfind("\n") + 1]))
+        if reader.fieldnames is not None and list(reader.fieldnames) != self.columns:
+            raise ResultStoreError(f"{self.path} has the columns {','.join(reader.fieldnames)}, "
+                                   f"not {','.join(self.columns)}; write to a new file")
+        self.rows = list(reader)
+
+    def _key_of(self, values: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(text(values[k]) for k in self.key)
+
+    def get(self, **key: Any) -> dict[str, str] | None:
+        """The stored row of ``key`` (every key column given)."""
+        want = self._key_of(key)
+        return next((r for r in self.rows if self._key_of(r) == want), None)
+
+    def done(self, **key: Any) -> bool:
+        return self.get(**key) is not None
+
+    def find(self, **match: Any) -> dict[str, str] | None:
+        """The first stored row whose columns equal ``match`` (compared as text)."""
+        want = {k: text(v) for k, v in match.items()}
         return next((r for r in self.rows if all(r.get(k) == v for k, v in want.items())), None)
 
-    def add(self, row: ResultRow, **extra: Any) -> dict[str, str]:
-        """Append one row (under a lock: processes may share the file, e.g. one solver per
-        core)."""
-        record = {**asdict(row), **extra}
+    def add(self, **values: Any) -> dict[str, str]:
+        """Append one row (provenance filled in from this run unless given)."""
+        provenance = self.provenance = self.provenance or Provenance.current()
+        record = {**asdict(provenance), **values}
+        if missing := [c for c in self.columns if c not in record]:
+            raise ValueError(f"row for {self.path} lacks {missing}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        append_csv_rows(self.path, self.columns, [record])
-        stored = {k: "" if v is None else str(v) for k, v in record.items()}
+        append_csv_rows(self.path, self.columns, [{c: record[c] for c in self.columns}])
+        stored = {c: text(record[c]) for c in self.columns}
         self.rows.append(stored)
         return stored
+
+
+def text(value: Any) -> str:
+    """A value as the CSV stores it (None as empty)."""
+    return "" if value is None else str(value)
+
+
+class ResultLog(ResultStore):
+    """The store of :class:`ResultRow` rows, plus ``extra`` columns a script needs (e.g. a PCVRP
+    prize offset); keyed by solver, settings, seed, limits and instance file."""
+
+    KEY = ("solver", "settings", "seed", "time_limit", "iterations", "set", "instance", "file")
+
+    def __init__(self, path: str | Path, extra: Iterable[str] = ()):
+        super().__init__(path, [*COLUMNS, *extra], self.KEY)
+
+    def add_row(self, row: ResultRow, **extra: Any) -> dict[str, str]:
+        """Append ``row`` (its own provenance) and the ``extra`` columns."""
+        return self.add(**{**asdict(row), **extra})
 
     def results(self) -> list[ResultRow]:
         return [ResultRow.from_csv(r) for r in self.rows]

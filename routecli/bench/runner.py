@@ -7,7 +7,6 @@ so a report never mixes two runs under one title.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import sys
@@ -27,11 +26,8 @@ BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.be
 
 
 def read_rows(csv_path: Path) -> list[BenchRow]:
-    """Rows of a results CSV (this schema or round 1's)."""
-    if not csv_path.exists():
-        return []
-    with open(csv_path, newline="") as fh:
-        return [BenchRow.from_csv(r) for r in csv.DictReader(fh)]
+    """Rows of a results CSV (a file of another layout is a :class:`ResultStoreError`)."""
+    return ResultLog(csv_path).results()
 
 
 def read_rows_for(csv_path: Path) -> list[BenchRow]:
@@ -125,7 +121,7 @@ def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: 
     rows = ((solve_file(a[0], solver, *a[1:]) for a in args) if jobs <= 1
             else _parallel(args, jobs, model, settings))
     for row in rows:
-        log.add(row)
+        log.add_row(row)
         if on_row is not None:
             on_row(row)
     wanted = {portable_path(p) for p in files}

@@ -8,6 +8,8 @@ from routecli.bench.results import (
     Provenance,
     ResultLog,
     ResultRow,
+    ResultStore,
+    ResultStoreError,
     command_line,
     portable_path,
 )
@@ -35,7 +37,7 @@ def test_a_row_records_settings_stop_and_gap_in_percent(tmp_path):
 def test_log_appends_resumes_and_round_trips(tmp_path):
     path = tmp_path / "r.csv"
     log = ResultLog(path, extra=["offset"])
-    log.add(one_row(tmp_path), offset=3.5)
+    log.add_row(one_row(tmp_path), offset=3.5)
     again = ResultLog(path, extra=["offset"])
     assert again.find(instance=again.rows[0]["instance"], solver="sisr", iterations=50)
     assert again.find(solver="hgs") is None
@@ -44,12 +46,28 @@ def test_log_appends_resumes_and_round_trips(tmp_path):
         assert next(csv.reader(fh)) == [*COLUMNS, "offset"]
 
 
-def test_round_one_bench_rows_still_read(tmp_path):
-    old = {"instance": "X-n101-k25", "file": "/abs/X-n101-k25.vrp", "problem": "cvrp",
-           "n": "100", "model": "nn", "cost": "30000", "bks": "27591", "gap": "8.7",
-           "seconds": "0.1", "feasible": "True", "problems": "", "seed": "0"}
-    row = ResultRow.from_csv(old)
-    assert row.solver == "nn" and row.reference == 27591 and row.gap_pct == 8.7
+def test_a_file_of_another_layout_is_refused(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_text("instance,model,cost\nX-n101-k25,nn,30000\n")
+    with pytest.raises(ResultStoreError, match="old.csv has the columns instance,model,cost"):
+        ResultLog(path)
+
+
+def test_store_resumes_by_key_and_drops_a_row_torn_by_a_kill(tmp_path):
+    path = tmp_path / "r.csv"
+    first = ResultStore(path, ["what", "fingerprint", "cost"], key=["what", "fingerprint"],
+                        provenance=Provenance("abc", "d", "c"))
+    first.add(what="hgs", fingerprint="f1", cost=1.5)
+    with open(path, "a") as fh:
+        fh.write("abc,d,c,hgs,f2,")  # killed in the middle of a row
+    again = ResultStore(path, ["what", "fingerprint", "cost"], key=["what", "fingerprint"])
+    assert again.done(what="hgs", fingerprint="f1") and not again.done(what="hgs", fingerprint="f2")
+    again.add(what="hgs", fingerprint="f2", cost=2.5)
+    lines = path.read_text().splitlines()
+    assert lines[1:] == ["abc,d,c,hgs,f1,1.5", f"{again.rows[1]['commit']},"
+                         f"{again.rows[1]['date']},{again.rows[1]['command']},hgs,f2,2.5"]
+    with pytest.raises(ValueError, match="lacks"):
+        again.add(what="nn")
 
 
 def test_paths_and_commands_carry_no_machine_prefix(tmp_path, monkeypatch):
