@@ -39,10 +39,10 @@ from routecli.baselines.reference import (
     reference_solutions,
     store,
 )
-from routecli.bench.results import ResultStore, git_commit
 from routecli.problems import Instance, check
 from routecli.problems.fingerprint import fingerprint
 from routecli.solvers import Stop
+from routecli.store import ResultStore, git_commit
 
 SETS = ("cvrp-100", "cvrp-200", "cvrp-500", "vrptw-100", "pdtsp-51")
 FIELDS = ["set", "index", "fingerprint", "factor", "budget", "iterations", "cost", "cpu_seconds"]

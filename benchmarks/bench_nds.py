@@ -40,12 +40,13 @@ from typing import Any
 from scipy.stats import wilcoxon
 
 from routecli import generate
-from routecli.bench.results import Provenance, ResultLog, ResultRow
+from routecli.bench.results import ResultLog, ResultRow
 from routecli.bench.sets import data_root
 from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.generate import batch_instances
 from routecli.io import read_instance
 from routecli.solvers import Stop, make_solver, run
+from routecli.store import Provenance
 from routecli.train.checkpoint import shipped
 
 DATA = data_root() or Path("../shared/benchdata")  # --data-root rule of routecli bench

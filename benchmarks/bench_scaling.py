@@ -24,7 +24,8 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from routecli.bench.results import COLUMNS, Provenance, ResultLog, ResultRow
+from routecli.bench.results import COLUMNS, ResultLog, ResultRow
+from routecli.store import Provenance
 
 EXTRA = ["candidates", "ms_per_step", "steps", "peak_rss_mb", "model_rss_mb", "bhh_ratio",
          "routes"]
@@ -34,10 +35,11 @@ BHH = 0.7124
 def run_case(problem: str, n: int, full: bool, seed: int, threads: int) -> dict:
     """Solve one instance in this process through ``--model miloop``; returns its row."""
     from routecli import generate
-    from routecli.bench.results import Provenance, ResultRow
+    from routecli.bench.results import ResultRow
     from routecli.generate import batch_instances
     from routecli.miloop.solver import DEFAULT_CANDIDATES
     from routecli.solvers import Stop, make_solver, run
+    from routecli.store import Provenance
 
     raw = generate.tsp(1, n, seed) if problem == "tsp" else generate.cvrp(1, n, seed)
     instance = batch_instances(problem, raw)[0]

@@ -32,11 +32,11 @@ from routecli import generate
 from routecli.atomic import atomic_write_text
 from routecli.baselines.hgs import Run, search
 from routecli.baselines.reference import ReferenceBudget, cache_path, reference_budget, store
-from routecli.bench.results import ResultStore, git_commit
 from routecli.generate import batch_instances
 from routecli.problems import Instance, check
 from routecli.problems.fingerprint import fingerprint
 from routecli.solvers import Progress, Stop
+from routecli.store import ResultStore, git_commit
 
 # name: (instances of it, where they come from). The sets whose gaps routecli reports; the
 # analyses' references are a measured fraction of this budget (benchmarks/analysis_budget.py).

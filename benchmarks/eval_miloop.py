@@ -43,12 +43,12 @@ from routecli.baselines.reference import (
     reference_budget,
     reference_solutions,
 )
-from routecli.bench.results import ResultStore, git_commit
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
 from routecli.problems import Instance, validate
 from routecli.problems.fingerprint import fingerprint
+from routecli.store import ResultStore, git_commit
 from routecli.train import checkpoint
 
 # A stored reference more than this much (%) worse than a run with the budget doubled is not

@@ -41,12 +41,12 @@ from routecli import generate
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.knapsack import optimum
 from routecli.baselines.reference import reference_budget, reference_solutions
-from routecli.bench.results import ResultStore
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
 from routecli.problems import Instance, cost, gap, validate
 from routecli.problems.fingerprint import fingerprint
+from routecli.store import ResultStore
 from routecli.train import checkpoint
 
 FIELDS = ["problem", "size", "capacity", "index", "fingerprint", "method", "checkpoint_sha256",

@@ -653,7 +653,7 @@ def main() -> None:
     if not (args.data_root / "tsplib").is_dir():
         parser.error(f"no benchmark files under {args.data_root}")
     command_line = "python benchmarks/fuzz_inputs.py " + " ".join(sys.argv[1:])
-    from routecli.bench.results import git_commit
+    from routecli.store import git_commit
 
     commit = git_commit()
     out = args.out or ROOT / "benchmarks" / "results" / f"fuzz_inputs_s{args.seed}_n{args.cases}.csv"

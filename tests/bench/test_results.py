@@ -5,16 +5,13 @@ import pytest
 
 from routecli.bench.results import (
     COLUMNS,
-    Provenance,
     ResultLog,
     ResultRow,
-    ResultStore,
-    ResultStoreError,
-    command_line,
     portable_path,
 )
 from routecli.generate import batch_instances, cvrp
 from routecli.solvers import Stop, make_settings, make_solver, run
+from routecli.store import Provenance, ResultStoreError, command_line
 
 
 def one_row(tmp_path):
@@ -51,23 +48,6 @@ def test_a_file_of_another_layout_is_refused(tmp_path):
     path.write_text("instance,model,cost\nX-n101-k25,nn,30000\n")
     with pytest.raises(ResultStoreError, match="old.csv has the columns instance,model,cost"):
         ResultLog(path)
-
-
-def test_store_resumes_by_key_and_drops_a_row_torn_by_a_kill(tmp_path):
-    path = tmp_path / "r.csv"
-    first = ResultStore(path, ["what", "fingerprint", "cost"], key=["what", "fingerprint"],
-                        provenance=Provenance("abc", "d", "c"))
-    first.add(what="hgs", fingerprint="f1", cost=1.5)
-    with open(path, "a") as fh:
-        fh.write("abc,d,c,hgs,f2,")  # killed in the middle of a row
-    again = ResultStore(path, ["what", "fingerprint", "cost"], key=["what", "fingerprint"])
-    assert again.done(what="hgs", fingerprint="f1") and not again.done(what="hgs", fingerprint="f2")
-    again.add(what="hgs", fingerprint="f2", cost=2.5)
-    lines = path.read_text().splitlines()
-    assert lines[1:] == ["abc,d,c,hgs,f1,1.5", f"{again.rows[1]['commit']},"
-                         f"{again.rows[1]['date']},{again.rows[1]['command']},hgs,f2,2.5"]
-    with pytest.raises(ValueError, match="lacks"):
-        again.add(what="nn")
 
 
 def test_paths_and_commands_carry_no_machine_prefix(tmp_path, monkeypatch):
