@@ -37,7 +37,7 @@ def run_case(problem: str, n: int, full: bool, seed: int, threads: int) -> dict:
     from routecli.bench.results import Provenance, ResultRow
     from routecli.generate import batch_instances
     from routecli.miloop.solver import DEFAULT_CANDIDATES
-    from routecli.solvers import Stop, make_solver, run
+    from routecli.solvers import make_solver, run
 
     raw = generate.tsp(1, n, seed) if problem == "tsp" else generate.cvrp(1, n, seed)
     instance = batch_instances(problem, raw)[0]
@@ -48,7 +48,7 @@ def run_case(problem: str, n: int, full: bool, seed: int, threads: int) -> dict:
     result = run(solver, instance, seed=seed)
     steps = n if problem == "tsp" else n + len(result.solution.routes)  # type: ignore[union-attr]
     row = ResultRow.of(result, set_name=f"uniform-{problem}", file=None, solver="miloop",
-                       settings=solver.settings, seed=seed, stop=Stop(),
+                       settings=solver.settings, seed=seed, stop=None,
                        provenance=Provenance.current())
     return {**asdict(row), "candidates": k or "all",
             "ms_per_step": round(1000 * result.seconds / steps, 2), "steps": steps,

@@ -21,7 +21,8 @@ from routecli.atomic import atomic_write_text
 from routecli.bench.results import Provenance, ResultLog, ResultRow, portable_path
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution
-from routecli.solvers import Solver, Stop, make_solver, run
+from routecli.solvers import Solver, make_solver, run
+from routecli.stop import Criterion, describe
 
 BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.bench.results
 
@@ -47,7 +48,7 @@ def completed(csv_path: Path) -> set[str]:
     return {r.file for r in read_rows(csv_path)}
 
 
-def solve_file(path: Path, solver: Solver, settings: Any, seed: int, stop: Stop,
+def solve_file(path: Path, solver: Solver, settings: Any, seed: int, stop: Criterion | None,
                solutions_dir: Path | None, rounding: str | None,
                provenance: Provenance) -> BenchRow:
     """Read, solve, validate and (if feasible) write the solution of one instance file."""
@@ -79,10 +80,10 @@ def _solve_job(args: tuple) -> BenchRow:
     return solve_file(args[0], _worker_solver, *args[1:])
 
 
-def run_config(model: str, settings: Any, seed: int, stop: Stop,
+def run_config(model: str, settings: Any, seed: int, stop: Criterion | None,
                rounding: str | None) -> dict[str, Any]:
     """What identifies a benchmark run (stored as ``run.json``)."""
-    return {"model": model, "settings": asdict(settings), "seed": seed, "stop": asdict(stop),
+    return {"model": model, "settings": asdict(settings), "seed": seed, "stop": describe(stop),
             "rounding": rounding or "file"}
 
 
@@ -106,7 +107,7 @@ def claim_folder(out: Path, config: dict[str, Any]) -> None:
 
 
 def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: int = 0,
-              stop: Stop = Stop(), jobs: int = 1, rounding: str | None = None,
+              stop: Criterion | None = None, jobs: int = 1, rounding: str | None = None,
               on_row: Callable[[BenchRow], None] | None = None) -> list[BenchRow]:
     """Solve ``files`` not yet in ``out/results.csv``; returns all rows (old and new).
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from routecli.cli import choices
-from routecli.cli.common import SEED_HELP, console
+from routecli.cli.common import Seed, console, deprecated
 from routecli.errors import OptionError
 
 FORMATS = ("npz", "file")
@@ -18,12 +18,13 @@ FORMATS = ("npz", "file")
 def generate(
     problem: str = typer.Argument(..., metavar="PROBLEM",
                                   help=f"Problem: {', '.join(choices.GENERATE_PROBLEMS)}."),
-    size: int = typer.Option(100, "--size", "-n", min=1, metavar="N", help="Instance size: "
+    size: int = typer.Option(100, "--size", min=1, metavar="N", help="Instance size: "
                              "customers (CVRP family), nodes (TSP), pickup+delivery nodes "
                              "(PDTSP) or items (KP)."),
-    size_alias: int | None = typer.Option(None, "--n", min=1, hidden=True),  # the old spelling
+    size_alias: int | None = typer.Option(None, "--n", "-n", min=1, hidden=True,
+                                          callback=deprecated("-n", "--size")),
     num: int = typer.Option(1, "--num", min=1, metavar="N", help="Number of instances."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    seed: Seed = 0,
     out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="Output .npz file "
                              "(--format npz) or folder (--format file)."),
     fmt: str = typer.Option("npz", "--format", metavar="FORMAT", help="npz (one batch for "

@@ -14,29 +14,15 @@ import typer
 
 from routecli.cli.common import (
     BKS_HELP,
-    Augment,
-    Candidates,
-    Checkpoint,
-    Decode,
-    Iterations,
-    ModelName,
-    ModelThreads,
-    Polish,
-    PositionalEncoding,
-    RemovalPolicy,
     Rounding,
-    Seed,
-    Starts,
-    TimeLimit,
     check_bks,
     check_writable,
     console,
     err_console,
     fmt_cost,
     fmt_gap,
-    model_options,
-    threads_for,
 )
+from routecli.cli.model_options import RunOptions, run_options
 from routecli.cli.outputs import solution_targets, write_target
 from routecli.errors import OptionError
 
@@ -44,21 +30,19 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from routecli.problems import Instance
-    from routecli.solvers import Progress, Solver, SolveResult, Stop
+    from routecli.solvers import Progress, Solver, SolveResult
+    from routecli.stop import Criterion
 
 # The columns of --csv and the keys of each --json object, in order.
 FIELDS = ("instance", "file", "problem", "size", "model", "seed", "cost", "bks", "bks_source",
           "gap_pct", "seconds", "feasible", "violations", "solution_file")
 
 
+@run_options
 def solve(
     files: list[Path] = typer.Argument(..., metavar="INPUT", help="Instance files (.vrp, .tsp, "
                                        "Solomon .txt) or folders (every instance file in "
                                        "them)."),
-    model: ModelName = "hgs",
-    time_limit: TimeLimit = None,
-    iterations: Iterations = None,
-    seed: Seed = 0,
     out: Path | None = typer.Option(None, "--out", "-o", metavar="PATH",
                                     help="Solution file for one input (.sol for problems with "
                                     "a depot, .tour for TSP), or a folder; checked before "
@@ -73,21 +57,12 @@ def solve(
                                          "fields)."),
     bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
     rounding: Rounding = "file",
-    decode: Decode = None,
-    starts: Starts = None,
-    augment: Augment = False,
-    checkpoint: Checkpoint = None,
-    candidates: Candidates = None,
-    pe: PositionalEncoding = None,
-    policy: RemovalPolicy = None,
-    polish: Polish = False,
-    device: str | None = typer.Option(None, "--device", metavar="NAME", help="MiLoop torch "
-                                      "device: cpu (default) or cuda."),
-    threads: ModelThreads = None,
+    *,
+    options: RunOptions,
 ) -> None:
     """Solve instances and print cost, best-known value, gap, time and feasibility."""
     from routecli.io import expand_inputs, read_instance
-    from routecli.solvers import Stop, make_settings, make_solver, require_problem
+    from routecli.solvers import make_solver, require_problem
 
     check_bks(bks)
     if csv_file is not None:
@@ -95,17 +70,13 @@ def solve(
     paths = expand_inputs(list(files))
     if bks is not None and len(paths) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
-    settings = make_settings(model, **model_options(
-        decode=decode, starts=starts, augment=augment, checkpoint=checkpoint,
-        candidates=candidates, pe=pe, policy=policy, polish=polish,
-        threads=threads_for(model, threads), device=device))
-    stop = Stop(seconds=time_limit, iterations=iterations)
-    solver = make_solver(model, settings)
+    stop = options.stop()
+    solver = make_solver(options.model, options.settings())
     instances = [read_instance(p, rounding) for p in paths]  # every input read before solving
     for instance in instances:
         require_problem(solver, instance)
     targets = solution_targets(out, paths, [i.problem for i in instances], force)
-    rows = [solve_one(solver, path, instance, target, seed=seed, stop=stop, bks=bks,
+    rows = [solve_one(solver, path, instance, target, seed=options.seed, stop=stop, bks=bks,
                       machine=json_lines)
             for path, instance, target in zip(paths, instances, targets, strict=True)]
     if csv_file is not None:
@@ -123,7 +94,7 @@ def check_csv(path: Path) -> None:
 
 
 def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | None, *, seed: int,
-              stop: Stop, bks: float | None, machine: bool) -> dict[str, Any]:
+              stop: Criterion | None, bks: float | None, machine: bool) -> dict[str, Any]:
     """Solve one instance, report it (text or a JSON line), write its solution if feasible;
     returns its row (:data:`FIELDS`)."""
     from routecli.io import best_known

@@ -13,7 +13,6 @@ what makes instances of 100k+ nodes decodable.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,11 +23,12 @@ from torch import Tensor
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
 from routecli.miloop.model import MiLoop, rollout
+from routecli.miloop.options import DECODES, Decode
 from routecli.problems import CVRPInstance, KPInstance, PDTSPInstance, Routes, Selection, Tour, TSPInstance
 from routecli.problems.geometry import augment8
+from routecli.stop import Watch
 
 MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) per chunk
-DECODES = ("greedy", "sampling", "multistart")
 
 
 def start_nodes(problem: str, num_nodes: int, starts: int) -> Tensor:
@@ -87,11 +87,11 @@ def candidate_sets(problem: str, batch: dict[str, Tensor], k: int) -> CandidateS
 
 
 @torch.inference_mode()
-def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", starts: int = 100,
+def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", starts: int = 100,
            augment: bool = False, samples: int = 16, chunk: int = 1024,
            generator: torch.Generator | None = None, candidates: int | None = None,
            progress: Callable[[float], None] | None = None,
-           deadline: float | None = None, precision: str = "fp32") -> Decoded:
+           watch: Watch | None = None, precision: str = "fp32") -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 
     method: ``greedy`` (one rollout from node 0 / no forced first customer, pickup or item),
@@ -101,9 +101,9 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     ``candidates``: K-nearest candidate sets of this size (one instance per call).
     ``progress(fraction)``, when given, reports the share of the work done (an estimate:
     CVRP rollouts take N plus the number of routes steps).
-    ``deadline`` (a ``time.perf_counter()`` value): rollouts run in chunks of at most one
-    symmetric image's starts, and no chunk starts after the deadline; the best finished
-    rollout wins (at least one chunk always runs).
+    ``watch``: a running :class:`routecli.stop.Watch` whose time limit ends decoding: rollouts
+    run in chunks of at most one symmetric image's starts, and no chunk starts after the limit;
+    the best finished rollout wins (at least one chunk always runs).
     ``precision``: ``fp32`` or ``bf16`` (the policy under a bfloat16 autocast, see
     :func:`routecli.miloop.model.rollout`; costs are computed from the coordinates either way).
     """
@@ -142,15 +142,15 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     # memory rows + flags + the step's R x R pairwise tensors (bias, AAFM weights, ...)
     per_rollout = (num_nodes + 1) * model.config.dim * 4 + num_nodes + 8 * 4 * rows_seen ** 2
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_rollout))
-    if deadline is not None:
+    if watch is not None:
         if num != 1:
-            raise ValueError("a decoding deadline needs a batch of one instance")
+            raise ValueError("a decoding time limit needs a batch of one instance")
         chunk = min(chunk, per)
     paths: list[Tensor] = []
     chunks = -(-total // chunk)
     costs.fill_(float("inf"))
     for lo in range(0, total, chunk):
-        if deadline is not None and lo > 0 and time.perf_counter() >= deadline:
+        if watch is not None and lo > 0 and watch.out_of_time():
             break
         report = None if progress is None else (
             lambda t, done=lo // chunk: progress(min(1.0, (done + t / num_nodes) / chunks)))

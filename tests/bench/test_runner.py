@@ -4,7 +4,8 @@ import pytest
 
 from routecli.bench import completed, read_rows, run_bench
 from routecli.errors import OptionError
-from routecli.solvers import Stop, make_settings
+from routecli.solvers import make_settings
+from routecli.stop import MaxIterations
 
 
 def _copy(data_dir: Path, tmp_path: Path, names: list[str]) -> list[Path]:
@@ -44,7 +45,7 @@ def test_a_folder_made_by_another_configuration_is_refused(data_dir, tmp_path):
     out = tmp_path / "out"
     run_bench(files, "nn", make_settings("nn"), out)
     with pytest.raises(OptionError, match="model, settings, stop differ"):
-        run_bench(files, "sisr", make_settings("sisr"), out, stop=Stop(iterations=5))
+        run_bench(files, "sisr", make_settings("sisr"), out, stop=MaxIterations(5))
     with pytest.raises(OptionError, match="seed differ"):
         run_bench(files, "nn", make_settings("nn"), out, seed=3)
     assert len(read_rows(out / "results.csv")) == 1
