@@ -18,7 +18,7 @@ from routecli.errors import OptionError
 def bench(
     targets: list[str] = typer.Argument(None, metavar="INPUT", help="Instance files or folders "
                                         "(in addition to --set)."),
-    sets: list[str] = typer.Option([], "--set", metavar="NAME", help="Named set ("
+    sets: list[str] = typer.Option([], "--set", metavar="SET", help="Named set ("
                                    + ", ".join(choices.BENCH_SETS) + "), a folder, or a file; "
                                    "repeatable."),
     out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", help="Output folder: "

@@ -21,8 +21,10 @@ def generate(
     size: int = typer.Option(100, "--size", min=1, metavar="N", help="Instance size: "
                              "customers (CVRP family), nodes (TSP), pickup+delivery nodes "
                              "(PDTSP) or items (KP)."),
-    size_alias: int | None = typer.Option(None, "--n", "-n", min=1, hidden=True,
+    size_short: int | None = typer.Option(None, "-n", min=1, hidden=True,
                                           callback=deprecated("-n", "--size")),
+    size_alias: int | None = typer.Option(None, "--n", min=1, hidden=True,
+                                          callback=deprecated("--n", "--size")),
     num: int = typer.Option(1, "--num", min=1, metavar="N", help="Number of instances."),
     seed: Seed = 0,
     out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="Output .npz file "
@@ -44,7 +46,7 @@ def generate(
     from routecli.generate import GENERATORS, save_batch
     from routecli.io.writers import write_instance_file
 
-    n = size if size_alias is None else size_alias
+    n = next((s for s in (size_short, size_alias) if s is not None), size)
     if problem not in GENERATORS:
         raise OptionError(f"unknown problem {problem!r}; choose from {', '.join(GENERATORS)}")
     if fmt not in FORMATS:

@@ -53,7 +53,7 @@ def one_stage(size: int | None, steps: int | None, batch: int | None, rollouts: 
 def train(
     problem: Annotated[str, typer.Option(metavar="NAME",
                                          help="tsp, cvrp, pdtsp or kp.")] = "tsp",
-    model: Annotated[str, typer.Option(metavar="NAME", help="Policy to train: miloop.")
+    model: Annotated[str, typer.Option("--model", "-m", metavar="NAME", help="Policy to train: miloop.")
                      ] = "miloop",
     out: Annotated[str | None, typer.Option(
         "--out", "-o", metavar="FOLDER",
