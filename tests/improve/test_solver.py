@@ -61,4 +61,4 @@ def test_a_time_limit_stops_the_search(tmp_path):
     seen: list[float] = []
     result = run(solver, instance, stop=MaxRuntime(0.0) | MaxIterations(50),
                  progress=lambda p: seen.append(p.best or np.inf))
-    assert result.feasible and seen == []  # stopped before the first move
+    assert result.feasible and len(seen) <= 1  # stopped after the one move every search makes
