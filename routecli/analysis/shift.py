@@ -58,11 +58,11 @@ PAPER_TABLE8: dict[str, dict[str, tuple[float, float | None]]] = {
     "SISRs": {"low-capacity": (91.34, -0.38), "clustered": (44.31, -0.49)},
     "NDS": {"low-capacity": (91.15, -0.59), "clustered": (44.29, -0.54)},
     "SIN": {"low-capacity": (91.08, -0.70), "clustered": (44.25, -0.63)},
-    "IPE + XPE": {"low-capacity": (91.04, -0.76), "clustered": (44.22, -0.70)},
+    "IPE+XPE": {"low-capacity": (91.04, -0.76), "clustered": (44.22, -0.70)},
 }
 # our rows that stand for a paper row: the shipped NDS policy is IPE+XPE; string removal in
 # the same search is the SISR control
-PAPER_ROW = {"reference": "HGS", "strings": "SISRs", "learned": "IPE + XPE"}
+PAPER_ROW = {"reference": "HGS", "strings": "SISRs", "learned": "IPE+XPE"}
 
 
 def parse_shifts(text: str) -> list[str]:
@@ -138,6 +138,20 @@ def search_rows(problem: str, size: int, num: int, seed: int, shifts: list[str],
     return rows
 
 
+def depot_slots(problem: str, batch: dict[str, np.ndarray]) -> int | None:
+    """Depot slots of the improvement backbone's CVRP giant tour for ``batch``: the training
+    size's (:func:`routecli.improve.env.depot_copies`), or more where a tighter capacity
+    needs them (the next-fit start tour of a random order uses fewer than
+    ``2 * demand / capacity + 1`` routes). None (the default) for VRPTW, which has a slot
+    per customer."""
+    from routecli.improve.env import depot_copies
+
+    if problem != "cvrp":
+        return None
+    load = batch["demand"].sum(1) / batch["capacity"]  # [B] in vehicle loads
+    return max(depot_copies(batch["locs"].shape[1] - 1), math.ceil(2 * float(load.max())) + 1)
+
+
 @dataclass(frozen=True)
 class CompareRun:
     """A ``compare-pe`` run folder: its protocol and trained models."""
@@ -208,7 +222,8 @@ def compare_pe_rows(run: CompareRun, shifts: list[str], pes: list[str] | None,
         for pe, seed, weights in models:
             with torch.inference_mode():
                 best, _ = evaluate(load_model(weights), run.problem, batch, steps,
-                                   seed=run.test_seed, augment=run.augment)
+                                   seed=run.test_seed, augment=run.augment,
+                                   depots=depot_slots(run.problem, batch))
             costs = best.double().numpy()
             gap = float((100.0 * (costs - ref) / ref).mean())
             rows.append({"shift": shift, "pe": pe, "seed": seed, "obj": float(costs.mean()),

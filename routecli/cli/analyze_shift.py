@@ -128,7 +128,7 @@ def summary_rows(cells: dict, paper_rows: dict[str, str]) -> list[dict[str, Any]
 
 
 def print_table(title: str, cells: dict, names: list[str], paper_rows: dict[str, str]) -> None:
-    """One section per shift, one row per method (Obj., Gap, change from uniform), the
+    """One section per shift, one row per method (Obj., Gap, its change from uniform), the
     paper's Table 8 values (CVRP-500) beside the row that stands for them; the paper's rows
     without a counterpart here follow them."""
     from rich.table import Table
@@ -136,12 +136,13 @@ def print_table(title: str, cells: dict, names: list[str], paper_rows: dict[str,
     from routecli.analysis.shift import PAPER_TABLE8
 
     table = Table(title=title)
-    for column in ("shift", "method", "Obj.", "Gap %", "change from uniform", "paper Obj.",
-                   "paper Gap %"):
-        table.add_column(column, justify="left" if column in ("shift", "method") else "right")
+    for column in ("shift", "method", "Obj.", "Gap %", "change", "paper Obj.", "paper Gap %"):
+        left = column in ("shift", "method")
+        table.add_column(column, justify="left" if left else "right", no_wrap=left,
+                         overflow="fold")
 
     def plus_minus(value: float, spread: float) -> str:
-        return fmt(value, 2) + ("" if spread != spread else f" ± {fmt(spread, 2)}")
+        return fmt(value, 2) + ("" if spread != spread or not spread else f"±{fmt(spread, 2)}")
 
     stand_ins = set(paper_rows.values())
     for name in names:
@@ -153,7 +154,8 @@ def print_table(title: str, cells: dict, names: list[str], paper_rows: dict[str,
             paper_name = paper_rows.get(method)
             obj, gap = PAPER_TABLE8.get(paper_name or "", {}).get(name, (None, None))
             change = "" if name == "uniform" else plus_minus(cell.change, cell.change_spread)
-            label = method + (f" ({paper_name})" if paper_name else "")
+            label = "PyVRP" if method == "reference" else method
+            label += f" ({paper_name})" if paper_name else ""
             table.add_row("" if shown else name, label, fmt(cell.obj, 3),
                           plus_minus(cell.gap, cell.gap_spread), change, fmt(obj, 2),
                           fmt(gap, 2))
@@ -161,7 +163,7 @@ def print_table(title: str, cells: dict, names: list[str], paper_rows: dict[str,
         for paper_name, values in PAPER_TABLE8.items():
             if paper_rows and paper_name not in stand_ins and name in values:
                 obj, gap = values[name]
-                table.add_row("", f"{paper_name} (paper only)", "", "", "", fmt(obj, 2),
+                table.add_row("", f"{paper_name}: paper", "", "", "", fmt(obj, 2),
                               fmt(gap, 2))
         table.add_section()
     console.print(table)
