@@ -1,0 +1,89 @@
+"""MiLoop ablations (MiLoop Tables 4-5) on a CPU-scaled protocol, resumable.
+
+    .venv/bin/python benchmarks/miloop_ablation.py --variants all --seeds 3 --cpu-minutes 30 \
+        --out benchmarks/results/miloop_ablation_tsp20
+
+Trains every variant of :data:`routecli.analysis.ablation.VARIANTS` from scratch with each
+seed (run folders under ``--runs``, resumed from their ``last.pt``), on the same TSP instance
+stream and the same CPU budget, decodes the fixed test sets greedily and appends one row per
+test instance to ``OUT/rows.csv`` (commit, command and protocol recorded). A rerun skips what
+is done. Then writes ``OUT/summary.md`` (Table 5's layout, mean ± sd over seeds, the
+difference from the full model ± its standard error, the paper's values beside) and
+``OUT/curves.png`` (validation gap against CPU-minutes, one line per run). ``--summary-only``
+only writes the summary of the rows there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shlex
+import sys
+from pathlib import Path
+
+from routecli.analysis.ablation import (
+    VARIANTS,
+    Protocol,
+    markdown,
+    parse_variants,
+    plot_curves,
+    run_study,
+    summarize,
+)
+from routecli.atomic import atomic_write_text
+from routecli.bench.results import git_commit
+from routecli.errors import RoutecliError
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default="all", help="all or comma-separated names")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per variant")
+    parser.add_argument("--train-size", type=int, default=20, help="TSP nodes in training")
+    parser.add_argument("--batch", type=int, default=8, help="instances per step")
+    parser.add_argument("--rollouts", type=int, default=20, help="rollouts per instance")
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--cpu-minutes", type=float, default=30.0,
+                        help="CPU budget of the training steps of one (variant, seed)")
+    parser.add_argument("--chunk", type=int, default=50,
+                        help="steps between budget checks (each ends with a validation)")
+    parser.add_argument("--val-instances", type=int, default=64)
+    parser.add_argument("--test-sizes", default="20,50,100", help="comma-separated TSP sizes")
+    parser.add_argument("--test-num", type=int, default=128, help="test instances per size")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
+    parser.add_argument("--jobs", type=int, default=1, help="processes for PyVRP references")
+    parser.add_argument("--no-compile", action="store_true", help="run the policy eagerly")
+    parser.add_argument("--runs", type=Path, default=Path("runs/miloop-ablation"),
+                        help="run folders (weights, optimizer, log)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/miloop_ablation"),
+                        help="result folder (rows.csv, logs/, summary.md, curves.png)")
+    parser.add_argument("--summary-only", action="store_true")
+    args = parser.parse_args(argv)
+    command = shlex.join(["python", "benchmarks/miloop_ablation.py",
+                          *(sys.argv[1:] if argv is None else argv)])
+    try:
+        names = parse_variants(args.variants)
+        protocol = Protocol(args.train_size, args.batch, args.rollouts, args.lr,
+                            args.cpu_minutes, args.chunk, args.val_instances,
+                            tuple(int(s) for s in args.test_sizes.split(",")), args.test_num)
+        if not args.summary_only:
+            run_study(names, list(range(args.seeds)), protocol, args.runs, args.out,
+                      threads=args.threads, compile=not args.no_compile, jobs=args.jobs,
+                      log=lambda line: print(line, flush=True))
+    except (RoutecliError, ValueError) as err:
+        raise SystemExit(f"error: {err}") from None
+    rows_path = args.out / "rows.csv"
+    if not rows_path.is_file():
+        raise SystemExit(f"error: {rows_path} has no rows yet")
+    with open(rows_path, newline="") as handle:
+        rows = [r for r in csv.DictReader(handle)
+                if r["solver"] in VARIANTS and r["settings"] == protocol.settings(r["solver"])]
+    text = f"Commit {git_commit()}\n\n" + markdown(summarize(rows), protocol, command)
+    atomic_write_text(args.out / "summary.md", text)
+    if (args.out / "logs").is_dir():
+        plot_curves(args.out / "logs", args.out / "curves.png")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
