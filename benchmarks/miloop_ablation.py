@@ -19,20 +19,53 @@ import argparse
 import csv
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from routecli.analysis.ablation import (
     VARIANTS,
+    Evaluation,
     Protocol,
     markdown,
     parse_variants,
     plot_curves,
     run_study,
+    set_name,
     summarize,
 )
 from routecli.atomic import atomic_write_text
-from routecli.bench.results import git_commit
+from routecli.bench.results import Provenance, ResultLog, ResultRow, git_commit
 from routecli.errors import RoutecliError
+
+
+def store(path: Path, protocol: Protocol
+          ) -> tuple[Callable[[str, int, int], bool], Callable[[Evaluation], None]]:
+    """The study's ``is_done`` and ``record`` over the result log at ``path``: one row per test
+    instance, keyed by variant, seed, test set and settings."""
+    rec = ResultLog(path, extra=["train_steps", "train_cpu_seconds"])
+    provenance = Provenance.current()
+
+    def is_done(name: str, seed: int, size: int) -> bool:
+        return rec.find(solver=name, seed=seed, set=set_name(size, protocol),
+                        settings=protocol.settings(name), instance=protocol.test_num - 1) \
+            is not None
+
+    def record(result: Evaluation) -> None:
+        settings = protocol.settings(result.variant)
+        per_instance = result.seconds / len(result.costs)
+        for k, (cost, reference, gap) in enumerate(zip(result.costs, result.reference,
+                                                      result.gaps, strict=True)):
+            key = {"solver": result.variant, "seed": result.seed, "instance": k,
+                   "set": set_name(result.size, protocol), "settings": settings}
+            if rec.find(**key) is None:
+                rec.add(ResultRow(provenance.commit, provenance.date, provenance.command,
+                                  key["set"], str(k), "", "tsp", result.size, result.variant,
+                                  settings, result.seed, None, None, float(cost),
+                                  float(reference), float(gap), per_instance, True, ""),
+                        train_steps=result.train_steps,
+                        train_cpu_seconds=round(result.train_cpu_seconds, 1))
+
+    return is_done, record
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -67,9 +100,10 @@ def main(argv: list[str] | None = None) -> None:
                             args.cpu_minutes, args.chunk, args.val_instances,
                             tuple(int(s) for s in args.test_sizes.split(",")), args.test_num)
         if not args.summary_only:
-            run_study(names, list(range(args.seeds)), protocol, args.runs, args.out,
-                      threads=args.threads, compile=not args.no_compile, jobs=args.jobs,
-                      log=lambda line: print(line, flush=True))
+            is_done, record = store(args.out / "rows.csv", protocol)
+            run_study(names, list(range(args.seeds)), protocol, args.runs, args.out / "logs",
+                      is_done, record, threads=args.threads, compile=not args.no_compile,
+                      jobs=args.jobs, log=lambda line: print(line, flush=True))
     except (RoutecliError, ValueError) as err:
         raise SystemExit(f"error: {err}") from None
     rows_path = args.out / "rows.csv"

@@ -9,11 +9,12 @@ but feeds the embedding alone to attention, ``no-memory`` is a plain dynamic emb
 layers), ``reinforce`` trains the full model with REINFORCE instead of DPO. Table 4's RSE row
 (Rec-NCO's residual recurrent state embedding) is a different architecture and is not built.
 
-A run folder per (variant, seed) resumes training from its ``last.pt``; test rows go to a
-:class:`routecli.bench.results.ResultLog` keyed by (variant, seed, test set, settings), so an
-interrupted study continues where it stopped. :func:`summarize` gives per variant and test
-size the mean gap over seeds, its standard deviation, and the difference from ``full`` with
-the standard error of that difference (``|diff| > 2 se``: the budget separates them).
+A run folder per (variant, seed) resumes training from its ``last.pt``; test results go to
+the caller's result store (``benchmarks/miloop_ablation.py``: the shared result log, keyed by
+variant, seed, test set and settings), so an interrupted study continues where it stopped.
+:func:`summarize` gives per variant and test size the mean gap over seeds, its standard
+deviation, and the difference from ``full`` with the standard error of that difference
+(``|diff| > 2 se``: the budget separates them).
 """
 
 from __future__ import annotations
@@ -171,45 +172,52 @@ def evaluate_variant(weights: Path, size: int, protocol: Protocol, jobs: int = 1
     return result.cost.double().numpy(), reference, time.perf_counter() - started
 
 
-def run_study(names: list[str], seeds: list[int], protocol: Protocol, runs: Path, out: Path,
+@dataclass(frozen=True)
+class Evaluation:
+    """One trained (variant, seed) decoded on the test set of ``size``: per-instance costs and
+    PyVRP reference costs, decoding seconds, and what its training took."""
+
+    variant: str
+    seed: int
+    size: int
+    costs: np.ndarray
+    reference: np.ndarray
+    seconds: float
+    train_steps: int
+    train_cpu_seconds: float
+
+    @property
+    def gaps(self) -> np.ndarray:
+        return 100.0 * (self.costs - self.reference) / self.reference
+
+
+def run_study(names: list[str], seeds: list[int], protocol: Protocol, runs: Path, logs: Path,
+              is_done: Callable[[str, int, int], bool], record: Callable[[Evaluation], None],
               threads: int = 1, compile: bool = True, jobs: int = 1,
               log: Callable[[str], None] = print) -> None:
-    """Train and test every missing (variant, seed), seed by seed (an interrupted study has
-    every variant on its first seeds). Rows go to ``out/rows.csv``; each finished run's
-    ``log.jsonl`` is copied to ``out/logs/`` for the learning curves."""
-    from routecli.bench.results import Provenance, ResultLog, ResultRow
-
-    rec = ResultLog(out / "rows.csv", extra=["train_steps", "train_cpu_seconds"])
-    provenance = Provenance.current()
+    """Train and test every (variant, seed, test size) that ``is_done`` does not report done,
+    seed by seed (an interrupted study has every variant on its first seeds), handing each
+    test result to ``record`` (the caller's result store). Run folders are ``runs/<variant>-
+    s<seed>``; each trained run's ``log.jsonl`` is copied to ``logs/`` for the learning
+    curves."""
     for seed in seeds:
         for name in names:
-            settings = protocol.settings(name)
-            missing = [s for s in protocol.test_sizes
-                       if rec.find(solver=name, seed=seed, set=set_name(s, protocol),
-                                   settings=settings, instance=protocol.test_num - 1) is None]
+            missing = [size for size in protocol.test_sizes if not is_done(name, seed, size)]
             if not missing:
                 continue
             folder = runs / f"{name}-s{seed}"
             trained = train_variant(name, seed, protocol, folder, threads, compile)
-            log(f"{name} seed {seed}: trained {trained['steps']} steps, "
+            log(f"{name} seed {seed}: trained {trained['steps']:.0f} steps, "
                 f"{trained['cpu_seconds'] / 60:.1f} CPU-min")
-            (out / "logs").mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(folder / "log.jsonl", out / "logs" / f"{name}-s{seed}.jsonl")
+            logs.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(folder / "log.jsonl", logs / f"{name}-s{seed}.jsonl")
             for size in missing:
                 costs, reference, seconds = evaluate_variant(folder / "last.pt", size,
                                                              protocol, jobs)
-                gaps = 100.0 * (costs - reference) / reference
-                for k, (c, ref, gap) in enumerate(zip(costs, reference, gaps, strict=True)):
-                    if rec.find(solver=name, seed=seed, set=set_name(size, protocol),
-                                settings=settings, instance=k) is not None:
-                        continue
-                    rec.add(ResultRow(provenance.commit, provenance.date, provenance.command,
-                                      set_name(size, protocol), str(k), "", "tsp", size,
-                                      name, settings, seed, None, None, float(c), float(ref),
-                                      float(gap), seconds / len(costs), True, ""),
-                            train_steps=trained["steps"],
-                            train_cpu_seconds=round(trained["cpu_seconds"], 1))
-                log(f"{name} seed {seed} TSP-{size}: gap {gaps.mean():.2f}%")
+                result = Evaluation(name, seed, size, costs, reference, seconds,
+                                    int(trained["steps"]), trained["cpu_seconds"])
+                record(result)
+                log(f"{name} seed {seed} TSP-{size}: gap {result.gaps.mean():.2f}%")
 
 
 @dataclass(frozen=True)
@@ -227,7 +235,7 @@ class Cell:
 
 def seed_gaps(rows: list[dict[str, str]]) -> dict[tuple[str, int, int], tuple[float, float]]:
     """``(variant, seed, size) -> (mean objective, mean gap %)`` over the test instances of
-    :class:`~routecli.bench.results.ResultLog` rows."""
+    result rows (``solver`` = variant, ``seed``, ``n``, ``cost``, ``gap_pct``)."""
     groups: dict[tuple[str, int, int], list[tuple[float, float]]] = {}
     for r in rows:
         key = (r["solver"], int(r["seed"]), int(r["n"]))

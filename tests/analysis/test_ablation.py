@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 
@@ -11,6 +10,7 @@ import pytest
 from routecli.analysis.ablation import (
     PAPER_TABLE5,
     VARIANTS,
+    Evaluation,
     Protocol,
     curves,
     markdown,
@@ -70,20 +70,29 @@ def test_summary_gives_the_seed_spread_and_the_difference_from_full():
 def test_a_tiny_study_trains_tests_and_resumes(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     protocol = Protocol(train_size=6, batch=2, rollouts=3, cpu_minutes=0.005, chunk=1,
-                        val_instances=2, test_sizes=(6,), test_num=2)
-    out = tmp_path / "out"
-    study = (["full", "no-fusion"], [0], protocol, tmp_path / "runs", out)
+                        val_instances=2, test_sizes=(6, 7), test_num=2)
+    stored: dict[tuple[str, int, int], Evaluation] = {}
+
+    def is_done(name, seed, size):
+        return (name, seed, size) in stored
+
+    def record(result):
+        stored[result.variant, result.seed, result.size] = result
+
+    logs = tmp_path / "out" / "logs"
+    study = (["full", "no-fusion"], [0], protocol, tmp_path / "runs", logs, is_done, record)
     run_study(*study, compile=False, log=lambda line: None)
-    with open(out / "rows.csv", newline="") as handle:
-        stored = list(csv.DictReader(handle))
-    assert [(r["solver"], r["instance"]) for r in stored] == [
-        ("full", "0"), ("full", "1"), ("no-fusion", "0"), ("no-fusion", "1")]
-    assert all(float(r["gap_pct"]) > -1e-6 and int(r["train_steps"]) >= 1 for r in stored)
-    assert stored[0]["commit"] and json.loads(stored[0]["settings"])["variant"] == "full"
+    assert sorted(stored) == [("full", 0, 6), ("full", 0, 7), ("no-fusion", 0, 6),
+                              ("no-fusion", 0, 7)]
+    for result in stored.values():
+        assert result.costs.shape == result.reference.shape == (2,)
+        assert (result.gaps > -1e-6).all() and result.train_steps >= 1
+        assert result.train_cpu_seconds >= 0.005 * 60
     assert (tmp_path / "runs" / "full-s0" / "last.pt").is_file()
-    assert set(curves(out / "logs")) == {"full", "no-fusion"}
-    run_study(*study, compile=False, log=lambda line: None)  # done: nothing is added
-    with open(out / "rows.csv", newline="") as handle:
-        assert len(list(csv.DictReader(handle))) == 4
-    plot_curves(out / "logs", out / "curves.png")
-    assert (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    assert set(curves(logs)) == {"full", "no-fusion"}
+    del stored["no-fusion", 0, 7]
+    steps = stored["no-fusion", 0, 6].train_steps
+    run_study(*study, compile=False, log=lambda line: None)  # resumes: tests the missing size
+    assert len(stored) == 4 and stored["no-fusion", 0, 7].train_steps == steps
+    plot_curves(logs, tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
