@@ -127,3 +127,18 @@ def test_every_distribution_reaches_the_cvrp_family(distribution):
         batch = gen.GENERATORS[problem](2, 15, 0, distribution=distribution)
         for inst in gen.batch_instances(problem, batch):
             assert validate(inst, NearestNeighbour().solve(inst)) == []
+
+
+def test_the_generate_command_takes_every_distribution(tmp_path, capsys):
+    from routecli.cli.app import main
+
+    for distribution in gen.DISTRIBUTIONS:
+        out = tmp_path / f"{distribution}.npz"
+        assert main(["generate", "cvrp", "-n", "12", "--num", "2", "--distribution",
+                     distribution, "--out", str(out)]) == 0
+        problem, batch = gen.load_batch(out)
+        assert problem == "cvrp" and batch["locs"].shape == (2, 13, 2)
+    assert main(["generate", "cvrp", "--distribution", "spiral", "--out",
+                 str(tmp_path / "x.npz")]) == 2
+    assert "unknown distribution 'spiral'" in capsys.readouterr().err
+    assert not (tmp_path / "x.npz").exists()
