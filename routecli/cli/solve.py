@@ -29,7 +29,6 @@ from routecli.cli.common import (
     Starts,
     TimeLimit,
     check_bks,
-    check_writable,
     console,
     err_console,
     fmt_cost,
@@ -37,7 +36,7 @@ from routecli.cli.common import (
     model_options,
     threads_for,
 )
-from routecli.cli.outputs import solution_targets, write_target
+from routecli.cli.outputs import check_replaceable, solution_targets, write_target
 from routecli.errors import OptionError
 
 if TYPE_CHECKING:
@@ -64,13 +63,13 @@ def solve(
                                     "a depot, .tour for TSP), or a folder; checked before "
                                     "solving. An existing file is replaced only if routecli "
                                     "wrote it."),
-    force: bool = typer.Option(False, "--force", help="Let --out replace a file routecli did "
-                               "not write, such as a published best-known .sol."),
+    force: bool = typer.Option(False, "--force", help="Let --out and --csv replace a file "
+                               "routecli did not write, such as a published best-known .sol."),
     json_lines: bool = typer.Option(False, "--json", help="Print one JSON object per instance "
                                     "(plain numbers, gap in percent) instead of text."),
     csv_file: Path | None = typer.Option(None, "--csv", metavar="FILE", help="Also write a "
                                          "summary .csv, one row per instance (the --json "
-                                         "fields)."),
+                                         "fields); an existing file is replaced only if routecli wrote it."),
     bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
     rounding: Rounding = "file",
     decode: Decode = None,
@@ -91,7 +90,7 @@ def solve(
 
     check_bks(bks)
     if csv_file is not None:
-        check_csv(csv_file)
+        check_csv(csv_file, force)
     paths = expand_inputs(list(files))
     if bks is not None and len(paths) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
@@ -116,10 +115,21 @@ def solve(
         raise typer.Exit(1)
 
 
-def check_csv(path: Path) -> None:
+CSV_HEADER = ",".join(FIELDS)  # the exact first line of every --csv file: routecli's mark
+
+
+def check_csv(path: Path, force: bool) -> None:
     if path.suffix != ".csv":
         raise OptionError(f"--csv must name a .csv file, got {path}")
-    check_writable(path, "--csv")
+    check_replaceable(path, force, "--csv", csv_written_by_routecli)
+
+
+def csv_written_by_routecli(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline().rstrip("\r\n") == CSV_HEADER
+    except OSError:
+        return False
 
 
 def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | None, *, seed: int,

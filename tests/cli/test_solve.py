@@ -211,3 +211,38 @@ def test_time_limit_zero_is_honoured_by_every_model(data_dir, tmp_path, capsys, 
 def test_nn_accepts_a_time_limit_it_always_meets(data_dir, capsys):
     assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "-t", "5", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["seconds"] < 5
+
+
+def test_csv_refuses_a_file_routecli_did_not_write_unless_forced(data_dir, tmp_path, capsys,
+                                                                 monkeypatch):
+    mine = tmp_path / "mine.csv"
+    mine.write_text("my,numbers\n1,2\n")
+    argv = ["solve", str(data_dir / "tiny.tsp"), "-m", "nn", "--csv", str(mine)]
+    with monkeypatch.context() as patch:
+        patch.setattr(solvers, "run", lambda *a, **k: pytest.fail("solved before refusing"))
+        assert main(argv) == 2
+    err = one_error(capsys)
+    assert "--csv" in err and "not written by routecli" in err and "--force" in err
+    assert mine.read_text() == "my,numbers\n1,2\n"
+    assert main([*argv, "--force"]) == 0
+    assert main(argv) == 0  # routecli's own summary is replaced without --force
+    assert mine.read_text().startswith("instance,file,problem")
+
+
+def test_csv_replaces_a_symlink_by_a_file_and_leaves_its_target_alone(data_dir, tmp_path):
+    target = tmp_path / "kept.csv"
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "nn", "--csv", str(target)]) == 0
+    before = target.read_text()
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "--csv", str(link)]) == 0
+    assert not link.is_symlink() and "tiny.vrp" in link.read_text()
+    assert target.read_text() == before
+
+
+def test_a_line_that_only_mentions_routecli_is_not_its_mark(data_dir, tmp_path, capsys):
+    notes = tmp_path / "notes.sol"
+    notes.write_text("# draft: NOT written by routecli\nRoute #1: 1 2\n")
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "--out", str(notes)]) == 2
+    assert "not written by routecli" in one_error(capsys)
+    assert notes.read_text().startswith("# draft")
