@@ -246,3 +246,18 @@ def test_a_line_that_only_mentions_routecli_is_not_its_mark(data_dir, tmp_path, 
     assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "--out", str(notes)]) == 2
     assert "not written by routecli" in one_error(capsys)
     assert notes.read_text().startswith("# draft")
+
+
+@pytest.mark.parametrize("edit", ["integer weight", "layers"])
+def test_an_edited_checkpoint_is_one_line_and_exit_2(data_dir, tmp_path, capsys, edit):
+    from routecli.train.checkpoint import shipped
+
+    data = torch.load(shipped("miloop-tsp.pt"), weights_only=True)
+    if edit == "layers":
+        data["config"]["layers"] = 10**6
+    else:
+        data["model"][next(iter(data["model"]))] = 7
+    torch.save(data, tmp_path / "edited.pt")
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--checkpoint",
+                 str(tmp_path / "edited.pt")]) == 2
+    assert "edited.pt" in one_error(capsys)
