@@ -188,9 +188,14 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def progress_text(progress: Progress) -> str:
-    """The status line of a running solve: share done, or best cost so far."""
+    """The status line of a running solve: share done with the time it has taken and an
+    estimate of the time left, or best cost so far."""
     if progress.share is not None:
-        return f"{progress.share:.0%}"
+        text = f"{progress.share:.0%} after {progress.seconds:.0f}s"
+        if 0 < progress.share < 1:
+            left = progress.seconds * (1 - progress.share) / progress.share
+            text += f", about {left:.0f}s left"
+        return text
     return f"best {fmt_cost(progress.best)} at {progress.seconds:.1f}s"
 
 

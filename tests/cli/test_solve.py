@@ -261,3 +261,11 @@ def test_an_edited_checkpoint_is_one_line_and_exit_2(data_dir, tmp_path, capsys,
     assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--checkpoint",
                  str(tmp_path / "edited.pt")]) == 2
     assert "edited.pt" in one_error(capsys)
+
+
+def test_a_long_decode_shows_its_share_and_the_time_left():
+    from routecli.cli.solve import progress_text
+    from routecli.solvers import Progress
+
+    assert progress_text(Progress(30.0, share=0.25)) == "25% after 30s, about 90s left"
+    assert progress_text(Progress(0.0, share=0.0)) == "0% after 0s"
