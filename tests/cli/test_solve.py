@@ -269,3 +269,48 @@ def test_a_long_decode_shows_its_share_and_the_time_left():
 
     assert progress_text(Progress(30.0, share=0.25)) == "25% after 30s, about 90s left"
     assert progress_text(Progress(0.0, share=0.0)) == "0% after 0s"
+
+
+def test_json_says_how_each_result_was_made(data_dir, capsys):
+    from routecli import __version__
+    from routecli.train.checkpoint import load, shipped
+
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--decode", "multistart",
+                 "--starts", "3", "--augment", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["settings"]["decode"] == "multistart" and row["settings"]["starts"] == 3
+    assert row["settings"]["augment"] is True
+    assert row["checkpoint_sha256"] == load(shipped("miloop-tsp.pt"))["sha256"]
+    assert row["routecli_version"] == __version__ and row["objective"] == "length"
+
+
+def test_text_names_the_objective_and_a_knapsack_prints_its_value(data_dir, capsys):
+    assert main(["solve", str(data_dir / "tiny.kp"), str(data_dir / "tiny.tsp"),
+                 "-m", "nn"]) == 0
+    out = capsys.readouterr().out
+    assert " value=" in out and "made with" in out and "routecli " in out
+    kp_line = next(line for line in out.splitlines() if line.startswith("tiny KP"))
+    assert "cost=" not in kp_line
+
+
+def test_pcvrp_names_its_objective(tmp_path, capsys):
+    from tests.conftest import DATA
+
+    demo = DATA.parents[1] / "data" / "demo" / "pcvrp-demo-50.vrp"
+    assert main(["solve", str(demo), "-m", "nds", "--policy", "strings", "--iterations",
+                 "5"]) == 0
+    assert "(length minus collected prizes)" in capsys.readouterr().out
+
+
+def test_the_mean_row_shows_the_mean_time():
+    from rich.console import Console
+
+    from routecli.cli.solve import summary_table
+
+    rows = [{"instance": name, "size": 5, "model": "nn", "problem": "tsp", "cost": 10.0,
+             "bks": None, "gap_pct": None, "seconds": seconds, "feasible": True}
+            for name, seconds in (("a", 1.0), ("b", 3.0))]
+    console = Console(width=120, record=True)
+    console.print(summary_table(rows))
+    mean_line = next(line for line in console.export_text().splitlines() if "mean" in line)
+    assert "2.00" in mean_line and "4.00" not in mean_line
