@@ -17,6 +17,7 @@ from typing import NoReturn
 import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
+from routecli.io.sources import no_such_file
 
 # Largest |value| of a coordinate, edge weight, demand, capacity, time or prize. A solution of an
 # n-node instance has at most 2n edges (one-customer routes), each at most 2*sqrt(2)*bound + 1
@@ -37,7 +38,7 @@ def read_text(path: str | Path) -> str:
     if p.is_dir():
         raise InstanceFormatError(f"{p}: is a folder, not an instance file")
     if not p.is_file():
-        raise InstanceFormatError(f"{p}: no such file")
+        raise no_such_file(p)
     raw = p.read_bytes()
     if not raw.strip():
         raise InstanceFormatError(f"{p}: the file is empty")
