@@ -100,8 +100,8 @@ def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = 
                      + f" | {solved} |")
         if other is not None:
             osolved = f"{other[-1].solved}/{other[-1].count}"
-            lines.append(f"| {compare_label(rows, compare or [])} | " + " | ".join(_gap(s.mean_gap) for s in other)
-                         + f" | {osolved} |")
+            lines.append(f"| {compare_label(rows, compare or [])} | "
+                         + " | ".join(_gap(s.mean_gap) for s in other) + f" | {osolved} |")
         lines.append("| mean time (s) | " + " | ".join(_seconds(s.mean_seconds) for s in summaries)
                      + " | |")
         lines.append("")

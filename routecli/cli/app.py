@@ -83,13 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     Python warnings (torch's among them) are held until the command ends: after an error
     stderr holds the one ``error:`` line alone; otherwise each prints as one ``warning:``
     line."""
-    command = typer.main.get_command(app)
     handlers = {}
     if threading.current_thread() is threading.main_thread():
         handlers = {number: signal.signal(number, _interrupt) for number in EXIT_CODES}
     try:
         with warnings.catch_warnings(record=True) as caught:
-            code = _run(command, argv)
+            code = _run(argv)
     finally:
         for number, handler in handlers.items():
             signal.signal(number, handler)
@@ -101,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _run(command: typer.core.TyperGroup, argv: list[str] | None) -> int:
+def _run(argv: list[str] | None) -> int:
+    command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="routecli", standalone_mode=False)
     except TyperException as exc:  # Typer's click errors: usage, bad parameter, no args

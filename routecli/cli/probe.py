@@ -91,6 +91,7 @@ def probe(
 ) -> None:
     import torch
     from rich.progress import Progress
+
     from routecli.analysis.probe import PAPER_TABLE3, REFERENCES
     from routecli.analysis.probe import probe as run_probe
     from routecli.pe import PE_REGISTRY, RouteBatch

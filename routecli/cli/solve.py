@@ -179,7 +179,8 @@ def provenance(solver: Solver, settings: Any, problem: str) -> dict[str, Any]:
     from routecli import __version__
 
     digest = getattr(solver, "checkpoint_digest", lambda _: None)(problem)
-    return {"settings": asdict(settings) if is_dataclass(settings) else {},
+    shown = asdict(settings) if is_dataclass(settings) and not isinstance(settings, type) else {}
+    return {"settings": shown,
             "checkpoint_sha256": digest, "routecli_version": __version__}
 
 

@@ -190,14 +190,14 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     costs.fill_(float("inf"))
     pace = DeadlinePace(deadline, chunk)
     lo = 0
-    while lo < total and (size := pace.next_chunk(total - lo)) > 0:
+    while lo < total and (count := pace.next_chunk(total - lo)) > 0:
 
-        def report(t: int, done: int = lo, size: int = size) -> None:
+        def report(t: int, done: int = lo, count: int = count) -> None:
             pace.check_mid_chunk(done)
             if progress is not None:
-                progress(min(1.0, (done + size * t / num_nodes) / total))
+                progress(min(1.0, (done + count * t / num_nodes) / total))
 
-        sel = slice(lo, lo + size)
+        sel = slice(lo, lo + count)
         rows = inst[sel]
         chunk_locs = None if views is None else views[view[sel], rows]
         start = first[rows, slot[sel]] if first is not None else None
@@ -212,8 +212,8 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
         # cost on the original coordinates (the symmetries preserve it up to round-off)
         costs[sel] = result.cost if locs is None else path_length(locs[rows], result.actions)
         paths.extend(result.actions)
-        pace.finished(size)
-        lo += size
+        pace.finished(count)
+        lo += count
     best = costs.view(num, n_views * per).argmin(1)  # [B]; unfinished rollouts cost inf
     index = torch.arange(num, device=device) * n_views * per + best
     return Decoded([paths[i] for i in index.tolist()], costs[index])

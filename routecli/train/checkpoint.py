@@ -24,8 +24,8 @@ import hashlib
 import os
 import pickle
 import zipfile
-from importlib import resources
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
