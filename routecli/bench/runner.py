@@ -138,7 +138,9 @@ def _refuse_foreign_folder(out: Path, force: bool) -> None:
     except OSError as exc:
         raise OptionError(f"--out {out}: cannot write in it "
                           f"({exc.strerror or type(exc).__name__})") from None
-    if fresh or force or (out / RUN_FILE).exists() or not any(out.iterdir()):
+    # the lock alone: a run that has just created the folder, or one that died there
+    if fresh or force or (out / RUN_FILE).exists() or \
+            not any(p.name != LOCK_FILE for p in out.iterdir()):
         return
     raise OptionError(f"--out {out} holds files and is not a routecli bench run folder; "
                       "refusing to write into it (--force writes into it)")

@@ -118,3 +118,12 @@ def test_a_foreign_results_csv_is_one_error(data_dir, tmp_path, text):
         run_bench(files, "nn", make_settings("nn"), out)
     with pytest.raises(OptionError, match="--compare: .* not a routecli results file"):
         read_rows_for(out / "results.csv")
+
+
+def test_a_folder_holding_only_the_lock_is_a_run_folder_being_started(data_dir, tmp_path):
+    files = _copy(data_dir, tmp_path, ["tiny.vrp"])
+    out = tmp_path / "out"
+    out.mkdir()
+    with sole_writer(out / LOCK_FILE), pytest.raises(OptionError, match="another routecli bench"):
+        run_bench(files, "nn", make_settings("nn"), out)
+    assert len(run_bench(files, "nn", make_settings("nn"), out)) == 1  # the lock was left
