@@ -1,4 +1,5 @@
-"""The one atomic file writer every part of routecli uses, and the one locked CSV appender.
+"""The one atomic file writer every part of routecli uses, the one locked CSV appender, and the
+lock that gives a folder one writer.
 
 Data goes to a temporary file in the target's folder, is flushed and ``fsync``-ed, gets the
 permissions a plain ``open`` would give under the current umask, and is renamed over the
@@ -11,7 +12,8 @@ from __future__ import annotations
 import csv
 import fcntl
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -60,3 +62,23 @@ def append_csv_rows(path: str | Path, fields: Sequence[str],
         writer.writerows(rows)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+class LockHeld(Exception):
+    """Another process holds the lock :func:`sole_writer` asked for."""
+
+
+@contextmanager
+def sole_writer(lock_path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_path`` (created if missing) for the ``with`` block, or
+    raise :class:`LockHeld` at once when another process holds it. The kernel releases the lock
+    when the process dies, so a killed run never leaves the folder locked."""
+    with open(lock_path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LockHeld(str(lock_path)) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -5,9 +5,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from routecli.bench.runner import BenchRow
+from routecli.atomic import atomic_write_text
+from routecli.bench.results import ResultRow as BenchRow
 from routecli.plots.figure import save_png
+
+REPORT_FILE = "report.md"
+PLOT_FILE = "gap_vs_size.png"
+# The exact first line of every report.md and the Software text of every gap_vs_size.png that
+# routecli bench writes: a rerun replaces only files carrying them.
+REPORT_MARK = "<!-- written by routecli bench: a rerun replaces this file -->"
+PLOT_SOFTWARE = "routecli bench"
 
 # MiLoop Table 2's size groups: TSPLIB by nodes, CVRPLIB by customers.
 BUCKETS: dict[str, list[tuple[float, float, str]]] = {
@@ -33,14 +42,14 @@ class Summary:
     count: int
     solved: int
     mean_gap: float | None
-    mean_seconds: float
+    mean_seconds: float | None
 
 
 def _summary(label: str, rows: list[BenchRow]) -> Summary:
     gaps = [r.gap_pct for r in rows if r.feasible and r.gap_pct is not None]
     return Summary(label, len(rows), sum(r.feasible for r in rows),
                    sum(gaps) / len(gaps) if gaps else None,
-                   sum(r.seconds for r in rows) / len(rows) if rows else 0.0)
+                   sum(r.seconds for r in rows) / len(rows) if rows else None)
 
 
 def summarise(rows: list[BenchRow]) -> dict[str, list[Summary]]:
@@ -58,9 +67,25 @@ def _gap(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}%"
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def solver_label(rows: list[BenchRow]) -> str:
+    """The solvers of a run's rows, as its column and legend name."""
+    return ", ".join(sorted({r.solver for r in rows}))
+
+
+def compare_label(rows: list[BenchRow], compare: list[BenchRow]) -> str:
+    """The name of the compared run: its solvers, marked as the other run when they are the
+    same as this run's."""
+    name = solver_label(compare)
+    return f"{name} (other run)" if name == solver_label(rows) else name
+
+
 def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = None,
-             compare_name: str = "compare", command: str | None = None) -> str:
-    lines = [f"# {title}", ""]
+             command: str | None = None) -> str:
+    lines = [REPORT_MARK, f"# {title}", ""]
     if command:
         lines += ["Reproduce with:", "", f"    {command}", ""]
     for problem, summaries in summarise(rows).items():
@@ -75,9 +100,9 @@ def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = 
                      + f" | {solved} |")
         if other is not None:
             osolved = f"{other[-1].solved}/{other[-1].count}"
-            lines.append(f"| {compare_name} | " + " | ".join(_gap(s.mean_gap) for s in other)
-                         + f" | {osolved} |")
-        lines.append("| mean time (s) | " + " | ".join(f"{s.mean_seconds:.2f}" for s in summaries)
+            lines.append(f"| {compare_label(rows, compare or [])} | "
+                         + " | ".join(_gap(s.mean_gap) for s in other) + f" | {osolved} |")
+        lines.append("| mean time (s) | " + " | ".join(_seconds(s.mean_seconds) for s in summaries)
                      + " | |")
         lines.append("")
     total = sum(r.seconds for r in rows)
@@ -92,36 +117,49 @@ def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = 
 
 
 def plot_gaps(rows: list[BenchRow], path: Path, title: str,
-              compare: list[BenchRow] | None = None, compare_name: str = "compare") -> None:
+              compare: list[BenchRow] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for data, name, marker in ((rows, None, "o"), (compare, compare_name, "x")):
+    for data, marker in ((rows, "o"), (compare, "x")):
         if not data:
             continue
         shown = [(r.n, r.gap_pct) for r in data if r.feasible and r.gap_pct is not None]
         if shown:
-            label = name or ", ".join(sorted({r.solver for r in data}))
+            label = solver_label(data) if data is rows else compare_label(rows, data)
             ax.scatter([n for n, _ in shown], [g for _, g in shown], s=14, marker=marker,
                        label=label, alpha=0.8)
-    ax.set_xscale("log")
+    _size_axis(ax, [r.n for data in (rows, compare or []) for r in data])
     ax.set_xlabel("instance size n")
     ax.set_ylabel("gap to best-known (%)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
-    save_png(fig, path)
+    save_png(fig, path, software=PLOT_SOFTWARE)
+
+
+def _size_axis(ax: Any, sizes: list[int]) -> None:
+    """Instance sizes on x: a log axis labelled in plain integers when they span a decade or
+    more, a linear one otherwise (a log axis over a narrow range gets labels like
+    "1.02x10^2")."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+
+    if sizes and max(sizes) >= 10 * min(sizes):
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.0f}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def write_report(rows: list[BenchRow], out: Path, title: str,
-                 compare: list[BenchRow] | None = None, compare_name: str = "compare",
-                 command: str | None = None) -> Path:
+                 compare: list[BenchRow] | None = None, command: str | None = None) -> Path:
     """Write ``out/report.md`` and ``out/gap_vs_size.png``; returns the markdown path."""
-    report = out / "report.md"
-    report.write_text(markdown(rows, title, compare, compare_name, command))
+    report = out / REPORT_FILE
+    atomic_write_text(report, markdown(rows, title, compare, command))
     if any(r.feasible and r.gap_pct is not None for r in rows):
-        plot_gaps(rows, out / "gap_vs_size.png", title, compare, compare_name)
+        plot_gaps(rows, out / PLOT_FILE, title, compare)
     return report

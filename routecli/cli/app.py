@@ -9,7 +9,11 @@ of them.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
+import warnings
+from types import FrameType
 
 import typer
 from typer.exceptions import Abort, TyperException
@@ -56,8 +60,47 @@ def _root(version: bool = typer.Option(False, "--version", help="Print the versi
         raise typer.Exit()
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM during a command: raised where the program is (so ``finally`` blocks
+    and atomic writes clean up), reported as one line. Not a ``KeyboardInterrupt``, which
+    Typer turns into a silent exit 130."""
+
+    def __init__(self, number: int):
+        super().__init__(number)
+        self.number = number
+
+
+def _interrupt(number: int, frame: FrameType | None) -> None:
+    raise Interrupted(number)
+
+
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal number, as shells do
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns (and exits with) the exit code."""
+    """Run the CLI; returns (and exits with) the exit code.
+
+    Python warnings (torch's among them) are held until the command ends: after an error
+    stderr holds the one ``error:`` line alone; otherwise each prints as one ``warning:``
+    line."""
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        handlers = {number: signal.signal(number, _interrupt) for number in EXIT_CODES}
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            code = _run(argv)
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    if code != 2:
+        for warning in caught:
+            err_console.print(f"warning: {one_line(str(warning.message))}", markup=False)
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+def _run(argv: list[str] | None) -> int:
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="routecli", standalone_mode=False)
@@ -73,10 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     except RoutecliError as exc:
         err_console.print(f"error: {exc}", markup=False)
         code = 2
+    except Interrupted as exc:
+        err_console.print(f"interrupted ({signal.Signals(exc.number).name})", markup=False)
+        code = EXIT_CODES[signal.Signals(exc.number)]
     except (Abort, KeyboardInterrupt):
         err_console.print("interrupted", markup=False)
         code = 130
-    code = code if isinstance(code, int) else 0
-    if argv is None:
-        sys.exit(code)
-    return code
+    return code if isinstance(code, int) else 0

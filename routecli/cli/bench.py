@@ -43,7 +43,12 @@ def bench(
     model: ModelName,
     out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", help="Output folder: "
                              "results.csv, report.md, gap_vs_size.png, solutions/. Rerunning "
-                             "skips finished instances."),
+                             "skips finished instances. A folder that holds files and is not a "
+                             "bench run folder is refused, and so is replacing a file there "
+                             "routecli did not write."),
+    force: bool = typer.Option(False, "--force", help="Let --out write into a folder that is "
+                               "not a bench run folder and replace files routecli did not "
+                               "write."),
     time_limit: TimeLimit = None,
     iterations: Iterations = None,
     seed: Seed = 0,
@@ -71,6 +76,7 @@ def bench(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from routecli.bench import read_rows_for, resolve, run_bench, summarise, write_report
+    from routecli.bench.report import REPORT_FILE
     from routecli.io import read_instance
     from routecli.solvers import Stop, make_settings
 
@@ -86,33 +92,29 @@ def bench(
     other = read_rows_for(compare) if compare is not None else None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
+    command = "routecli " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     with Progress(*columns, console=console) as progress:
         task = progress.add_task(f"bench {model}", total=len(files), last="")
-        progress.update(task, completed=len(files) - _remaining(files, out))
+
+        def start(done: int) -> None:
+            progress.update(task, completed=done)
 
         def advance(row) -> None:  # noqa: ANN001 - BenchRow
             progress.update(task, advance=1,
                             last=f"{row.instance}: gap {fmt_gap(row.gap_pct)} {row.seconds:.1f}s")
 
+        def report(rows: list) -> None:
+            write_report(rows, out, f"routecli bench: {model}", other, command)
+
         rows = run_bench(files, model, settings, out, seed=seed,
                          stop=Stop(seconds=time_limit, iterations=iterations),
                          jobs=jobs, rounding=None if rounding == "file" else rounding,
-                         on_row=advance)
-    command = "routecli " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    report = write_report(rows, out, f"routecli bench: {model}", other,
-                          compare.parent.name if compare else "compare", command)
+                         force=force, on_start=start, on_row=advance, finish=report)
     for problem, summaries in summarise(rows).items():
         cells = "  ".join(f"{s.label} {fmt_gap(s.mean_gap)}" for s in summaries)
         console.print(f"{problem.upper()}: {cells}  solved {summaries[-1].solved}/"
                       f"{summaries[-1].count}")
-    console.print(f"report: {report}")
+    console.print(f"report: {out / REPORT_FILE}")
     if any(not r.feasible for r in rows):
         raise typer.Exit(1)
 
-
-def _remaining(files: list[Path], out: Path) -> int:
-    from routecli.bench import completed
-    from routecli.bench.results import portable_path
-
-    done = completed(out / "results.csv")
-    return sum(portable_path(f) not in done for f in files)

@@ -10,6 +10,7 @@ routecli wrote it; a published best-known solution (or any other file) needs ``-
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -81,16 +82,18 @@ def write_target(target: Path, instance: Instance, solution: Solution) -> Path:
                           f"({exc.strerror or type(exc).__name__})") from None
 
 
-def check_replaceable(target: Path, force: bool) -> None:
+def check_replaceable(target: Path, force: bool, what: str = "--out",
+                      written: Callable[[Path], bool] | None = None) -> None:
     """Refuse to write ``target`` if it is a folder, cannot be written, or is an existing file
-    routecli did not write (unless ``force``)."""
+    routecli did not write (unless ``force``). ``written`` tells routecli's files of this
+    kind (default: solution files)."""
     from routecli.io import is_bks_source, written_by_routecli
 
-    check_writable(target, "--out")
-    if not target.exists() or force or written_by_routecli(target):
+    check_writable(target, what)
+    if not target.exists() or force or (written or written_by_routecli)(target):
         return
     if is_bks_source(target):
-        raise OptionError(f"--out {target} is the best-known solution of the instance beside "
+        raise OptionError(f"{what} {target} is the best-known solution of the instance beside "
                           "it; refusing to overwrite it (--force overwrites)")
-    raise OptionError(f"--out {target} exists and was not written by routecli; refusing to "
+    raise OptionError(f"{what} {target} exists and was not written by routecli; refusing to "
                       "overwrite it (--force overwrites)")

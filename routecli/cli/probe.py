@@ -7,6 +7,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -27,6 +28,9 @@ from routecli.cli.analyze import (
 )
 from routecli.cli.common import JOBS_HELP, console
 from routecli.errors import OptionError
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 PROBE_HELP = """Spearman correlation of PE distances with the desiderata D1-D3 (PE paper Table 3).
 
@@ -87,7 +91,6 @@ def probe(
 ) -> None:
     import torch
     from rich.progress import Progress
-    from rich.table import Table
 
     from routecli.analysis.probe import PAPER_TABLE3, REFERENCES
     from routecli.analysis.probe import probe as run_probe
@@ -121,9 +124,7 @@ def probe(
                                 pe_options=options, on_done=lambda _: bar.advance(task))
     finally:
         torch.set_num_threads(previous_threads)
-    table = Table(title=f"PE probe on {name}: Spearman rho (ours | PE paper Table 3)")
-    for col in ("pe", "kind", "D1", "paper", "D2", "paper", "D3", "paper", "ratio"):
-        table.add_column(col, justify="left" if col in ("pe", "kind") else "right")
+    table = probe_table(f"PE probe on {name}: Spearman rho (ours | PE paper Table 3)", names)
     rows = []
     for n in names:
         r = results[n]
@@ -144,6 +145,19 @@ def probe(
                            "pairs_per_solution": pairs, "dim": dim, "heads": heads,
                            "ipe_schedule": ipe_schedule, "ipe_amplitude": ipe_amplitude,
                            "references": reference_settings([name], ref_budget)})
+
+
+def probe_table(title: str, names: list[str]) -> Table:
+    """The result table, narrow enough for an 80-column or piped terminal with every name
+    and number whole: the box's one space between columns, no padding, nothing wrapped."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=0, pad_edge=False)
+    table.add_column("pe", no_wrap=True, min_width=max(map(len, names), default=2))
+    for col in ("kind", "D1", "paper", "D2", "paper", "D3", "paper", "ratio"):
+        table.add_column(col, justify="left" if col == "kind" else "right", no_wrap=True)
+    return table
 
 
 probe.__doc__ = PROBE_HELP

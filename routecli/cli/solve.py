@@ -29,7 +29,6 @@ from routecli.cli.common import (
     Starts,
     TimeLimit,
     check_bks,
-    check_writable,
     console,
     err_console,
     fmt_cost,
@@ -37,7 +36,7 @@ from routecli.cli.common import (
     model_options,
     threads_for,
 )
-from routecli.cli.outputs import solution_targets, write_target
+from routecli.cli.outputs import check_replaceable, solution_targets, write_target
 from routecli.cli.progress_bar import node_bar, wants_bar
 from routecli.errors import OptionError
 
@@ -47,9 +46,14 @@ if TYPE_CHECKING:
     from routecli.problems import Instance
     from routecli.solvers import Progress, Solver, SolveResult, Stop
 
-# The columns of --csv and the keys of each --json object, in order.
-FIELDS = ("instance", "file", "problem", "size", "model", "seed", "cost", "bks", "bks_source",
+# The columns of --csv and the keys of each --json object, in order: what was solved, how
+# (model, seed, its settings, the weights' digest, the routecli version), and what came out.
+FIELDS = ("instance", "file", "problem", "size", "model", "seed", "settings",
+          "checkpoint_sha256", "routecli_version", "objective", "cost", "bks", "bks_source",
           "gap_pct", "seconds", "feasible", "violations", "solution_file")
+# What ``cost`` measures, per problem (routing problems not named: the route length).
+OBJECTIVES = {"kp": "value of the chosen items (maximised)",
+              "pcvrp": "length minus collected prizes"}
 
 
 def solve(
@@ -65,13 +69,13 @@ def solve(
                                     "a depot, .tour for TSP), or a folder; checked before "
                                     "solving. An existing file is replaced only if routecli "
                                     "wrote it."),
-    force: bool = typer.Option(False, "--force", help="Let --out replace a file routecli did "
-                               "not write, such as a published best-known .sol."),
+    force: bool = typer.Option(False, "--force", help="Let --out and --csv replace a file "
+                               "routecli did not write, such as a published best-known .sol."),
     json_lines: bool = typer.Option(False, "--json", help="Print one JSON object per instance "
                                     "(plain numbers, gap in percent) instead of text."),
     csv_file: Path | None = typer.Option(None, "--csv", metavar="FILE", help="Also write a "
                                          "summary .csv, one row per instance (the --json "
-                                         "fields)."),
+                                         "fields); an existing file is replaced only if routecli wrote it."),
     bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
     rounding: Rounding = "file",
     decode: Decode = None,
@@ -92,7 +96,7 @@ def solve(
 
     check_bks(bks)
     if csv_file is not None:
-        check_csv(csv_file)
+        check_csv(csv_file, force)
     paths = expand_inputs(list(files))
     if bks is not None and len(paths) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
@@ -107,7 +111,7 @@ def solve(
         require_problem(solver, instance)
     targets = solution_targets(out, paths, [i.problem for i in instances], force)
     rows = [solve_one(solver, path, instance, target, seed=seed, stop=stop, bks=bks,
-                      machine=json_lines)
+                      machine=json_lines, settings=settings)
             for path, instance, target in zip(paths, instances, targets, strict=True)]
     if csv_file is not None:
         write_csv(csv_file, rows)
@@ -117,14 +121,26 @@ def solve(
         raise typer.Exit(1)
 
 
-def check_csv(path: Path) -> None:
+CSV_HEADER = ",".join(FIELDS)  # the exact first line of every --csv file: routecli's mark
+
+
+def check_csv(path: Path, force: bool) -> None:
     if path.suffix != ".csv":
         raise OptionError(f"--csv must name a .csv file, got {path}")
-    check_writable(path, "--csv")
+    check_replaceable(path, force, "--csv", csv_written_by_routecli)
+
+
+def csv_written_by_routecli(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline().rstrip("\r\n") == CSV_HEADER
+    except OSError:
+        return False
 
 
 def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | None, *, seed: int,
-              stop: Stop, bks: float | None, machine: bool) -> dict[str, Any]:
+              stop: Stop, bks: float | None, machine: bool,
+              settings: Any = None) -> dict[str, Any]:
     """Solve one instance, report it (text or a JSON line), write its solution if feasible;
     returns its row (:data:`FIELDS`)."""
     from routecli.io import best_known
@@ -148,22 +164,37 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
     written = None
     if result.feasible and target is not None:
         written = write_target(target, instance, result.solution)
-    row = result_row(path, result, source, written, seed)
+    row = result_row(path, result, source, written, seed, provenance(solver, settings,
+                                                                      instance.problem))
     if machine:
         print(strict_json.dumps(row), flush=True)
     else:
-        print_result(result, written)
+        print_result(result, written, row)
     if not result.feasible:
         err_console.print(f"error: {instance.name}: {solver.name} returned an infeasible "
                           f"solution: {'; '.join(result.problems[:3])}", markup=False)
     return row
 
 
+def provenance(solver: Solver, settings: Any, problem: str) -> dict[str, Any]:
+    """How a result was made: the model's settings, the digest of the weights that solved
+    ``problem`` (neural models) and the routecli version."""
+    from dataclasses import asdict, is_dataclass
+
+    from routecli import __version__
+
+    digest = getattr(solver, "checkpoint_digest", lambda _: None)(problem)
+    shown = asdict(settings) if is_dataclass(settings) and not isinstance(settings, type) else {}
+    return {"settings": shown,
+            "checkpoint_sha256": digest, "routecli_version": __version__}
+
+
 def result_row(path: Path, result: SolveResult, source: str, written: Path | None,
-               seed: int) -> dict[str, Any]:
+               seed: int, made: dict[str, Any]) -> dict[str, Any]:
     """One instance's result with plain numbers: the object ``--json`` prints."""
     return {"instance": result.instance, "file": str(path), "problem": result.problem,
-            "size": result.size, "model": result.model, "seed": seed, "cost": result.cost,
+            "size": result.size, "model": result.model, "seed": seed, **made,
+            "objective": OBJECTIVES.get(result.problem, "length"), "cost": result.cost,
             "bks": result.bks, "bks_source": source or None, "gap_pct": result.gap,
             "seconds": round(result.seconds, 4), "feasible": result.feasible,
             "violations": result.problems, "solution_file": None if written is None
@@ -178,32 +209,54 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     writer.writeheader()
     for row in rows:
         writer.writerow({**{k: "" if v is None else v for k, v in row.items()},
+                         "settings": strict_json.dumps(row["settings"], sort_keys=True),
                          "violations": "; ".join(row["violations"])})
     atomic_write_text(path, text.getvalue())
 
 
 def progress_text(progress: Progress) -> str:
-    """The status line of a running solve: share done, or best cost so far."""
+    """The status line of a running solve: share done with the time it has taken and an
+    estimate of the time left, or best cost so far."""
     if progress.share is not None:
-        return f"{progress.share:.0%}"
+        text = f"{progress.share:.0%} after {progress.seconds:.0f}s"
+        if 0 < progress.share < 1:
+            left = progress.seconds * (1 - progress.share) / progress.share
+            text += f", about {left:.0f}s left"
+        return text
     return f"best {fmt_cost(progress.best)} at {progress.seconds:.1f}s"
 
 
-def print_result(r: SolveResult, written: Path | None) -> None:
+def print_result(r: SolveResult, written: Path | None, row: dict[str, Any]) -> None:
     status = "[green]feasible[/]" if r.feasible else "[red]INFEASIBLE[/]"
+    measure = "value" if r.sense == "max" else "cost"
+    named = f" ({OBJECTIVES[r.problem]})" if r.problem in OBJECTIVES and r.sense != "max" else ""
     console.print(
         f"[bold]{r.instance}[/] {r.problem.upper()} n={r.size}  model={r.model}  "
-        f"cost={fmt_cost(r.cost)}  bks={fmt_cost(r.bks)}  gap={fmt_gap(r.gap)}  "
+        f"{measure}={fmt_cost(r.cost)}{named}  bks={fmt_cost(r.bks)}  gap={fmt_gap(r.gap)}  "
         f"time={r.seconds:.2f}s  {status}")
+    console.print(f"  made with {made_with(row)}", markup=False)
     if written is not None:
         console.print(f"  wrote {written}", markup=False)
+
+
+def made_with(row: dict[str, Any]) -> str:
+    """The provenance of a result for people: the settings that shape it (not where the
+    weights file lies or how many threads ran), the weights' digest, the version."""
+    shown = {k: v for k, v in row["settings"].items()
+             if k not in ("checkpoint", "threads", "device") and v is not None}
+    parts = [" ".join(f"{k}={v}" for k, v in shown.items())]
+    if row["checkpoint_sha256"]:
+        parts.append(f"weights sha256 {row['checkpoint_sha256'][:16]}")
+    parts.append(f"routecli {row['routecli_version']}")
+    return ", ".join(p for p in parts if p)
 
 
 def summary_table(rows: list[dict[str, Any]]) -> Table:
     from rich.table import Table
 
     table = Table(title="routecli solve")
-    for col in ("instance", "n", "model", "cost", "bks", "gap", "time (s)", "feasible"):
+    measure = "cost / value" if any(r["problem"] == "kp" for r in rows) else "cost"
+    for col in ("instance", "n", "model", measure, "bks", "gap", "time (s)", "feasible"):
         table.add_column(col, justify="left" if col in ("instance", "model") else "right")
     for r in rows:
         table.add_row(r["instance"], str(r["size"]), r["model"], fmt_cost(r["cost"]),
@@ -211,7 +264,7 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
                       "yes" if r["feasible"] else "NO")
     gaps = [r["gap_pct"] for r in rows if r["gap_pct"] is not None and r["feasible"]]
     mean_gap = fmt_gap(sum(gaps) / len(gaps)) if gaps else "-"
-    total = sum(r["seconds"] for r in rows)
-    table.add_row("[bold]mean[/]", "", "", "", "", mean_gap, f"{total:.2f}",
+    mean_seconds = sum(r["seconds"] for r in rows) / len(rows)
+    table.add_row("[bold]mean[/]", "", "", "", "", mean_gap, f"{mean_seconds:.2f}",
                   f"{sum(r['feasible'] for r in rows)}/{len(rows)}")
     return table

@@ -20,6 +20,6 @@ def finite_or_null(value: Any) -> Any:
     return value
 
 
-def dumps(value: Any) -> str:
+def dumps(value: Any, sort_keys: bool = False) -> str:
     """One line of strict JSON."""
-    return json.dumps(finite_or_null(value), allow_nan=False)
+    return json.dumps(finite_or_null(value), allow_nan=False, sort_keys=sort_keys)

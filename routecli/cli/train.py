@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from routecli.cli.common import DEFAULT_THREADS, THREADS_HELP, console
+from routecli.cli.common import DEFAULT_THREADS, THREADS_HELP, console, err_console
 from routecli.errors import OptionError
+
+if TYPE_CHECKING:
+    from routecli.train.stopping import StopReason
 
 DEFAULT_CURRICULUM = {
     "tsp": "20:600:8:20,50:400:4:25,100:100000:2:25",
@@ -17,18 +20,41 @@ DEFAULT_CURRICULUM = {
     "kp": "200:50000:40:2",  # the paper's 20 epochs x 2,500 batches of 40 KP-200 pairs
 }
 RUN_FILES = "last.pt, best.pt, log.jsonl"
+TrainTimeLimit = Annotated[float | None, typer.Option(
+    "--time-limit", "-t", min=0.0, metavar="SECONDS",
+    help="Stop after this many wall-clock seconds, saving last.pt (--resume continues). "
+    "Ctrl-C (or SIGTERM) also stops training early and saves last.pt.")]
 
 
 def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool) -> Path:
     """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``), said
-    out loud; a fresh run may not start over another run's checkpoint without ``--resume``."""
+    out loud; a fresh run may not start over another run's checkpoint without ``--resume``,
+    and ``--resume`` needs that checkpoint."""
     folder = Path(out or run_dir or default)
     if (folder / "last.pt").exists() and not resume:
         raise OptionError(f"{folder} holds a training run (last.pt); pass --resume to continue "
                           "it, or --out for a new folder")
-    verb = "resuming" if resume and (folder / "last.pt").exists() else "writing"
-    console.print(f"{verb} {folder}/ ({RUN_FILES})", markup=False)
+    if resume and not (folder / "last.pt").is_file():
+        raise OptionError(f"--resume: {folder} holds no last.pt to continue; drop --resume to "
+                          "start a new run there")
+    console.print(f"{'resuming' if resume else 'writing'} {folder}/ ({RUN_FILES})",
+                  markup=False)
     return folder
+
+
+def report_stop(reason: StopReason | None, folder: Path, step: int) -> None:
+    """Say why training stopped early and where it can continue from; an interrupted run
+    exits 130, as the shell expects of Ctrl-C."""
+    from routecli.train.stopping import StopReason
+
+    if reason is None:
+        return
+    line = (f"{reason} at step {step}: saved {folder / 'last.pt'}; rerun with --resume to "
+            "continue")
+    if reason is StopReason.INTERRUPTED:
+        err_console.print(line, markup=False)
+        raise typer.Exit(130)
+    console.print(line, markup=False)
 
 
 def train(
@@ -112,6 +138,7 @@ def train(
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last.pt.")
                       ] = False,
+    time_limit: TrainTimeLimit = None,
 ) -> None:
     """Train MiLoop with reference-free DPO (or REINFORCE), or supervised on PyVRP solutions."""
     from routecli.miloop.train import Stage, TrainConfig, Trainer
@@ -158,4 +185,5 @@ def train(
                       activation_gb=activation_gb,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
                       device=device, layers=layers, fusion=fusion, gated=gated, memory=memory)
-    Trainer(cfg, resume=resume).run()
+    trainer = Trainer(cfg, resume=resume)
+    report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)

@@ -9,7 +9,7 @@ import typer
 
 from routecli.cli import choices
 from routecli.cli.common import DEFAULT_THREADS, THREADS_HELP
-from routecli.cli.train import RUN_FILES, run_folder
+from routecli.cli.train import RUN_FILES, TrainTimeLimit, report_stop, run_folder
 
 
 def train_nds(
@@ -57,6 +57,7 @@ def train_nds(
     seed: Annotated[int, typer.Option(metavar="N", help="Data and initialisation seed.")] = 0,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last.pt.")
                       ] = False,
+    time_limit: TrainTimeLimit = None,
 ) -> None:
     """Train the NDS removal policy (PE paper Appendix E) on generated instances."""
     from routecli.nds.policy import PROBLEMS
@@ -78,7 +79,8 @@ def train_nds(
                          val_every=val_every, val_instances=val_instances,
                          val_iterations=val_iterations, checkpoint_every=checkpoint_every,
                          threads=threads, seed=seed)
-    train(cfg, resume=resume)
+    trainer, reason = train(cfg, resume=resume, time_limit=time_limit)
+    report_stop(reason, folder, trainer.step)
 
 
 def main() -> None:  # ``python -m routecli.cli.train_nds``, as the NDS model cards record

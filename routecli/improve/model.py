@@ -323,10 +323,5 @@ def to_checkpoint(model: DACT, meta: dict[str, Any] | None = None) -> dict[str, 
 def load_model(path: str | Path) -> DACT:
     """Rebuild a :class:`DACT` from its checkpoint, in eval mode."""
     data = ckpt.load(path, KIND)
-    try:
-        model = DACT(DACTConfig.from_dict(data["config"]))
-        model.load_state_dict(data["model"])
-    except (TypeError, ValueError, RuntimeError) as err:
-        raise ckpt.CheckpointError(f"{path}: weights do not fit the DACT architecture "
-                                   f"({' '.join(str(err).split())[:160]})") from None
+    model = ckpt.build(path, data, lambda config: DACT(DACTConfig.from_dict(config)), "DACT")
     return model.eval()

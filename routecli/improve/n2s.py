@@ -197,10 +197,5 @@ def n2s_checkpoint(model: N2S, meta: dict[str, Any] | None = None) -> dict[str, 
 def load_n2s(path: str | Path) -> N2S:
     """Rebuild an :class:`N2S` from its checkpoint, in eval mode."""
     data = ckpt.load(path, KIND)
-    try:
-        model = N2S(N2SConfig(**data["config"]))
-        model.load_state_dict(data["model"])
-    except (TypeError, ValueError, RuntimeError) as err:
-        raise ckpt.CheckpointError(f"{path}: weights do not fit the N2S architecture "
-                                   f"({' '.join(str(err).split())[:160]})") from None
+    model = ckpt.build(path, data, lambda config: N2S(N2SConfig(**config)), "N2S")
     return model.eval()

@@ -19,6 +19,7 @@ from routecli.io.files import INSTANCE_SUFFIXES, folder_instances
 from routecli.io.kp import kp_from_text
 from routecli.io.pdtsp import pdtsp_from_text
 from routecli.io.solutions import read_solution, solution_suffix, write_solution, written_by_routecli
+from routecli.io.sources import no_such_file
 from routecli.io.text import declared_type, read_text
 from routecli.io.tsplib import tsp_from_text
 from routecli.kernels.distance import RULES
@@ -68,7 +69,7 @@ def expand_inputs(paths: list[str | Path]) -> list[Path]:
         elif p.is_file():
             files.append(p)
         else:
-            raise InstanceFormatError(f"{display_path(p)}: no such file or folder")
+            raise no_such_file(p, "file or folder")
     return list(dict.fromkeys(files))
 
 

@@ -38,18 +38,24 @@ def format_sol(solution: Routes, cost: float) -> str:
     return "\n".join([f"# {WRITER_MARK}", *lines, f"Cost {cost_text}"]) + "\n"
 
 
-# The mark, or the COMMENT routecli wrote into tours before the mark existed.
-_ROUTECLI_HEAD = re.compile(rf"{WRITER_MARK}|^COMMENT\s*:.*\(routecli\)\s*$", re.MULTILINE)
+# The exact lines routecli writes at the head of a solution: the first line of a .sol, the
+# COMMENT of a .tour (and the COMMENT of tours written before the mark existed). A line that
+# merely contains the words (a user's "# NOT written by routecli") is not the mark.
+_ROUTECLI_LINES = (re.compile(rf"# {WRITER_MARK}"),
+                   re.compile(rf"COMMENT : Length [0-9.e+-]+, {WRITER_MARK}"),
+                   re.compile(r"COMMENT\s*:.*\(routecli\)\s*"))
 
 
 def written_by_routecli(path: str | Path) -> bool:
-    """Whether ``path`` is a solution file routecli wrote (its first lines carry the mark)."""
+    """Whether ``path`` is a solution file routecli wrote (one of its first lines is exactly
+    the mark routecli writes)."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(1024).decode("latin-1")
     except OSError:
         return False
-    return bool(_ROUTECLI_HEAD.search("\n".join(head.splitlines()[:5])))
+    return any(pattern.fullmatch(line.rstrip("\r")) for line in head.split("\n")[:5]
+               for pattern in _ROUTECLI_LINES)
 
 
 _IDS = re.compile(r"[0-9 \t\r\n]*")  # ids are ASCII digits: int() also reads "1_0" and "١٢"

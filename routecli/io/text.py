@@ -19,6 +19,7 @@ from typing import NoReturn
 import numpy as np
 
 from routecli.errors import InstanceFormatError, display_path, excerpt
+from routecli.io.sources import no_such_file
 
 # Largest |value| of a coordinate, edge weight, demand, capacity, time or prize. A solution of an
 # n-node instance has at most 2n edges (one-customer routes), each at most 2*sqrt(2)*bound + 1
@@ -43,7 +44,7 @@ def _checked_path(path: str | Path) -> str:
     if p.is_dir():
         raise InstanceFormatError(f"{shown}: is a folder, not an instance file")
     if not p.is_file():
-        raise InstanceFormatError(f"{shown}: no such file")
+        raise no_such_file(p)
     return shown
 
 

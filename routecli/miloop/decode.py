@@ -57,6 +57,49 @@ def first_items(batch: dict[str, Tensor], starts: int) -> Tensor:
     return (values / weights).masked_fill(~fits, -1.0).topk(m, dim=1).indices
 
 
+class DeadlinePassed(Exception):
+    """Raised inside a rollout whose chunk cannot finish before the deadline."""
+
+
+class DeadlinePace:
+    """Chunk sizes that keep a decode within its deadline (a ``time.perf_counter()`` value).
+
+    The first chunk is one rollout, so a solution exists however short the limit; each later
+    chunk is at most four times the last one and no larger than the rollouts that fit the time
+    left at the pace measured so far (a small chunk's pace per rollout is slower than a large
+    one's, so the estimate errs on the safe side). A chunk still running at the deadline is
+    abandoned at its next progress call. So a decode overruns its deadline by at most the
+    misestimate of one chunk's time, plus at most :data:`routecli.miloop.model.PROGRESS_EVERY`
+    construction steps of an abandoned chunk."""
+
+    def __init__(self, deadline: float | None, chunk: int):
+        self.deadline = deadline
+        self.chunk = chunk
+        self.last = 0  # rollouts in the last chunk
+        self.seconds_per_rollout = 0.0
+        self.started = time.perf_counter()
+
+    def next_chunk(self, remaining: int) -> int:
+        """Rollouts in the next chunk (0: stop)."""
+        if self.deadline is None:
+            return min(self.chunk, remaining)
+        if self.last == 0:
+            return 1
+        left = self.deadline - time.perf_counter()
+        fits = int(left / self.seconds_per_rollout) if self.seconds_per_rollout > 0 else remaining
+        return max(0, min(self.chunk, remaining, 4 * self.last, fits))
+
+    def check_mid_chunk(self, done: int) -> None:
+        """Abandon a chunk (not the first) once the deadline has passed."""
+        if self.deadline is not None and done > 0 and time.perf_counter() >= self.deadline:
+            raise DeadlinePassed
+
+    def finished(self, size: int) -> None:
+        now = time.perf_counter()
+        self.seconds_per_rollout = (now - self.started) / size
+        self.started, self.last = now, size
+
+
 @dataclass
 class Decoded:
     """Best solution per instance."""
@@ -110,9 +153,8 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     ``candidates``: K-nearest candidate sets of this size (one instance per call).
     ``progress(fraction)``, when given, reports the share of the work done (an estimate:
     CVRP rollouts take N plus the number of routes steps).
-    ``deadline`` (a ``time.perf_counter()`` value): rollouts run in chunks of at most one
-    symmetric image's starts, and no chunk starts after the deadline; the best finished
-    rollout wins (at least one chunk always runs).
+    ``deadline`` (a ``time.perf_counter()`` value): see :class:`DeadlinePace`; the best
+    finished rollout wins (the first rollout always runs).
     ``precision``: ``fp32`` or ``bf16`` (the policy under a bfloat16 autocast, see
     :func:`routecli.miloop.model.rollout`; costs are computed from the coordinates either way).
     ``engine``: ``torch`` (the model's step), ``fused`` (:mod:`routecli.miloop.fused_greedy`:
@@ -167,30 +209,36 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     # memory rows + flags + the step's R x R pairwise tensors (bias, AAFM weights, ...)
     per_rollout = (num_nodes + 1) * model.config.dim * 4 + num_nodes + 8 * 4 * rows_seen ** 2
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_rollout))
-    if deadline is not None:
-        if num != 1:
-            raise ValueError("a decoding deadline needs a batch of one instance")
-        chunk = min(chunk, per)
+    if deadline is not None and num != 1:
+        raise ValueError("a decoding deadline needs a batch of one instance")
     paths: list[Tensor] = []
-    chunks = -(-total // chunk)
     costs.fill_(float("inf"))
-    for lo in range(0, total, chunk):
-        if deadline is not None and lo > 0 and time.perf_counter() >= deadline:
-            break
-        report = None if progress is None else (
-            lambda t, done=lo // chunk: progress(min(1.0, (done + t / num_nodes) / chunks)))
-        sel = slice(lo, min(lo + chunk, total))
+    pace = DeadlinePace(deadline, chunk)
+    lo = 0
+    while lo < total and (count := pace.next_chunk(total - lo)) > 0:
+
+        def report(t: int, done: int = lo, count: int = count) -> None:
+            pace.check_mid_chunk(done)
+            if progress is not None:
+                progress(min(1.0, (done + count * t / num_nodes) / total))
+
+        sel = slice(lo, lo + count)
         rows = inst[sel]
         chunk_locs = None if views is None else views[view[sel], rows]
         start = first[rows, slot[sel]] if first is not None else None
         env = make_env(problem, batch, rows, chunk_locs,
                        start if problem == "tsp" else None, sets)
-        result = rollout(model, env, "sample" if method == "sampling" else "greedy",
-                         first_action=start if problem != "tsp" else None,
-                         generator=generator, progress=report, precision=precision)
+        try:
+            result = rollout(model, env, "sample" if method == "sampling" else "greedy",
+                             first_action=start if problem != "tsp" else None,
+                             generator=generator, progress=report, precision=precision)
+        except DeadlinePassed:
+            break
         # cost on the original coordinates (the symmetries preserve it up to round-off)
         costs[sel] = result.cost if locs is None else path_length(locs[rows], result.actions)
         paths.extend(result.actions)
+        pace.finished(count)
+        lo += count
     best = costs.view(num, n_views * per).argmin(1)  # [B]; unfinished rollouts cost inf
     index = torch.arange(num, device=device) * n_views * per + best
     return Decoded([paths[i] for i in index.tolist()], costs[index])

@@ -443,10 +443,5 @@ def to_checkpoint(model: MiLoop, meta: dict | None = None) -> dict:
 def load_policy(path: str | Path, device: str | torch.device = "cpu") -> MiLoop:
     """Rebuild a :class:`MiLoop` from a policy or training checkpoint, in eval mode."""
     data = ckpt.load(path, KIND, device)
-    try:
-        model = MiLoop(MiLoopConfig(**data["config"]))
-        model.load_state_dict(data["model"])
-    except (TypeError, ValueError, RuntimeError) as err:
-        raise ckpt.CheckpointError(f"{path}: weights do not fit the MiLoop architecture "
-                                   f"({' '.join(str(err).split())[:160]})") from None
+    model = ckpt.build(path, data, lambda config: MiLoop(MiLoopConfig(**config)), "MiLoop")
     return model.to(device).eval()

@@ -23,7 +23,7 @@ from routecli.miloop.model import MiLoop, load_policy
 from routecli.problems import CVRPInstance, Instance, KPInstance, PDTSPInstance, Solution, TSPInstance
 from routecli.problems.geometry import unit_square
 from routecli.solvers import Progress, ProgressFn, Stop, apply_threads
-from routecli.train.checkpoint import CheckpointError, shipped
+from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 
 # Above this many nodes each step sees only the K nearest allowed nodes (MiLoop Section 4.1):
 # 200 for TSP, 400 for CVRP, whose capacity rules out part of the neighbourhood, 200 feasible
@@ -98,6 +98,7 @@ class MiLoopSolver:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.models: dict[str, MiLoop] = {}
+        self.digests: dict[str, str] = {}
 
     def policy(self, problem: str) -> MiLoop:
         if problem not in self.models:
@@ -107,7 +108,12 @@ class MiLoopSolver:
                 raise CheckpointError(f"{path} is a {model.config.problem.upper()} checkpoint, "
                                       f"the instance is {problem.upper()}")
             self.models[problem] = model
+            self.digests[problem] = tensor_digest(model.state_dict())
         return self.models[problem]
+
+    def checkpoint_digest(self, problem: str) -> str | None:
+        """SHA-256 of the weights that solved ``problem`` (once they are loaded)."""
+        return self.digests.get(problem)
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
               progress: ProgressFn | None = None) -> Solution:

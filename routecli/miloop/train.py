@@ -67,6 +67,7 @@ from routecli.nn import fused
 from routecli.problems import Routes, Selection, Tour
 from routecli.train import checkpoint, distributed, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
+from routecli.train.stopping import StopReason, TrainingStop
 
 if TYPE_CHECKING:  # PyVRP is imported when references are needed
     from routecli.baselines.reference import ReferenceBudget
@@ -456,17 +457,33 @@ class Trainer:
         return {} if math.isnan(self.cpu_seconds) else {"cpu_seconds": round(self.cpu_seconds, 1)}
 
     # ----------------------------------------------------------------- loop
-    def run(self, until_step: int | None = None) -> None:
-        """Train to the end of the curriculum (or to ``until_step``), then save ``last.pt``."""
+    def run(self, until_step: int | None = None,
+            time_limit: float | None = None) -> StopReason | None:
+        """Train to the end of the curriculum (or to ``until_step``), then save ``last.pt``.
+        A SIGINT or SIGTERM, or ``time_limit`` wall seconds, stops it after the step in
+        progress (still saving ``last.pt``); returns why it stopped early, if it did."""
         cfg = self.cfg
         total = cfg.total_steps if until_step is None else min(until_step, cfg.total_steps)
-        last_save = time.perf_counter()
-        window: list[dict[str, float]] = []
-        window_start = time.perf_counter()
         bar = ProgressLine(total, enabled=self.progress)
         self.log({"event": "start" if self.step == 0 else "resume", "step": self.step,
                   "train": cfg.to_dict(), "world": self.world})
+        stop = TrainingStop(time_limit, self.world)
+        with stop:
+            reason = self._loop(total, bar, stop)
+        self.save()
+        bar.close()
+        if reason is not None:
+            self.log({"event": "stop", "step": self.step, "reason": str(reason)})
+        return reason
+
+    def _loop(self, total: int, bar: ProgressLine, stop: TrainingStop) -> StopReason | None:
+        cfg = self.cfg
+        last_save = time.perf_counter()
+        window: list[dict[str, float]] = []
+        window_start = time.perf_counter()
         while self.step < total:
+            if (reason := stop.reason()) is not None:
+                return reason
             tick, cpu_tick = time.perf_counter(), time.process_time()
             stats = self.train_step()
             self.elapsed += time.perf_counter() - tick
@@ -500,8 +517,7 @@ class Trainer:
             if time.perf_counter() - last_save > cfg.checkpoint_every:
                 self.save()
                 last_save = time.perf_counter()
-        self.save()
-        bar.close()
+        return None
 
 
 def pyvrp_budget(seconds: float) -> ReferenceBudget:

@@ -236,11 +236,7 @@ def to_checkpoint(model: NDSPolicy, meta: dict[str, Any] | None = None) -> dict[
 def load_policy(path: str | Path) -> NDSPolicy:
     """Rebuild an :class:`NDSPolicy` from a policy or training checkpoint, in eval mode."""
     data = ckpt.load(path, KIND)
-    try:
-        # checkpoints from before the distance bias have no such key
-        model = NDSPolicy(NDSConfig(**{"distance_bias": False, **data["config"]}))
-        model.load_state_dict(data["model"])
-    except (TypeError, ValueError, RuntimeError) as err:
-        raise ckpt.CheckpointError(f"{path}: weights do not fit the NDS architecture "
-                                   f"({' '.join(str(err).split())[:160]})") from None
+    # checkpoints from before the distance bias have no such key
+    model = ckpt.build(path, data, lambda config: NDSPolicy(NDSConfig(
+        **{"distance_bias": False, **config})), "NDS")
     return model.eval()

@@ -29,7 +29,7 @@ from routecli.search.asa import ASAConfig, ASAResult
 from routecli.search.ruin import POLICIES, RemovalPolicy, make_policy
 from routecli.search.solver import SearchSettings, SearchSolver
 from routecli.solvers import ProgressFn, Stop, apply_threads
-from routecli.train.checkpoint import CheckpointError, shipped
+from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 
 VARIANTS = ("paper", "hybrid")
 
@@ -93,6 +93,7 @@ class NDSSolver:
         # the label says which removal ran: nds (learned) or nds-random / nds-strings
         self.name = "nds" if settings.policy == "learned" else f"nds-{settings.policy}"
         self._policies: dict[str, RemovalPolicy] = {}
+        self.digests: dict[str, str] = {}
         self.last: ASAResult | None = None
 
     def policy(self, problem: str) -> RemovalPolicy:
@@ -115,11 +116,16 @@ class NDSSolver:
             if s.pe is not None and canonical_pe(s.pe) != model.config.pe:
                 raise CheckpointError(f"{path} was trained with PE {model.config.pe!r}, "
                                       f"not {s.pe!r}")
+            self.digests[problem] = tensor_digest(model.state_dict())
             learned = LearnedRemoval(model, augment=s.images == 8, bf16=s.bf16)
             policy = learned if s.variant == "paper" else \
                 HybridRemoval(learned, s.every, s.rollouts, s.remove)
         self._policies[problem] = policy
         return policy
+
+    def checkpoint_digest(self, problem: str) -> str | None:
+        """SHA-256 of the weights that solved ``problem`` (once they are loaded)."""
+        return self.digests.get(problem)
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
               progress: ProgressFn | None = None) -> Routes:

@@ -87,6 +87,7 @@ from routecli.search.repair import BLINK_RATE, drop_unprofitable
 from routecli.search.ruin import RandomRemoval, seed_kernels, string_sets
 from routecli.search.state import SearchProblem, state_cost, sync_state
 from routecli.train import checkpoint, distributed, runlog
+from routecli.train.stopping import StopReason, TrainingStop
 
 REWARDS = ("delta", "clipped")
 GENERATORS = {"cvrp": generate.cvrp, "vrptw": generate.vrptw, "pcvrp": generate.pcvrp}
@@ -472,12 +473,30 @@ class NDSTrainer:
             self.save(to_checkpoint(self.model, self.meta()), "best.pt")
         return ratio
 
-    def run(self) -> None:
+    def run(self, time_limit: float | None = None) -> StopReason | None:
+        """Train to ``cfg.steps``, saving ``last.pt`` every ``checkpoint_every`` seconds and at
+        the end. A SIGINT or SIGTERM, or ``time_limit`` wall seconds, stops it at the end of
+        the episode in progress (so a resumed run sees the same data), saving ``last.pt``;
+        returns why it stopped early, if it did."""
+        with TrainingStop(time_limit, self.world) as stop:
+            reason = self._loop(stop)
+        if reason is not None:
+            self.save(self.state(), "last.pt")
+            self.log({"kind": "stop", "step": self.step, "reason": str(reason)})
+        elif self.rank == 0 and not (self.dir / "best.pt").exists():
+            self.validate()
+        if not self.quiet:
+            print(file=sys.stderr)
+        return reason
+
+    def _loop(self, stop: TrainingStop) -> StopReason | None:
         cfg = self.cfg
         self.model.train()
         saved = time.perf_counter()
         window: list[dict[str, float]] = []
         while self.step < cfg.steps:
+            if (reason := stop.reason()) is not None:
+                return reason
             start = time.perf_counter()
             index = self.episode * self.world + self.rank  # this process's data
             rng = np.random.default_rng([cfg.seed, index])
@@ -512,17 +531,15 @@ class NDSTrainer:
             if time.perf_counter() - saved >= cfg.checkpoint_every or self.step >= cfg.steps:
                 self.save(self.state(), "last.pt")
                 saved = time.perf_counter()
-        if self.rank == 0 and not (self.dir / "best.pt").exists():
-            self.validate()
-        if not self.quiet:
-            print(file=sys.stderr)
+        return None
 
 
-def train(cfg: NDSTrainConfig, resume: bool = False, quiet: bool = False) -> NDSTrainer:
-    """Build a trainer (resuming from ``run_dir/last.pt`` when asked) and run it."""
+def train(cfg: NDSTrainConfig, resume: bool = False, quiet: bool = False,
+          time_limit: float | None = None) -> tuple[NDSTrainer, StopReason | None]:
+    """Build a trainer (resuming from ``run_dir/last.pt`` when asked) and run it (for at most
+    ``time_limit`` seconds); returns it and why it stopped early, if it did."""
     trainer = NDSTrainer(cfg, resume=resume, quiet=quiet)
-    trainer.run()
-    return trainer
+    return trainer, trainer.run(time_limit)
 
 
 def export_policy(run_dir: str | Path, dest: str | Path, hardware: str, command: str,

@@ -2,19 +2,48 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
 from routecli.atomic import atomic_write
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-def save_png(fig: Any, path: str | Path, dpi: int = 120) -> Path:
+
+def save_png(fig: Any, path: str | Path, dpi: int = 120, software: str | None = None) -> Path:
     """Lay ``fig`` out, write it to ``path`` as a PNG atomically (a reader never finds half a
-    file, an interrupted run leaves the old one) and close it."""
+    file, an interrupted run leaves the old one) and close it. ``software`` replaces
+    matplotlib's name in the PNG's ``Software`` text, so a later run can tell its own file
+    (:func:`png_made_by`)."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
+    metadata = {"Software": software} if software else None
     try:
-        return atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=dpi))
+        return atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=dpi,
+                                                             metadata=metadata))
     finally:
         plt.close(fig)
+
+
+def png_made_by(path: str | Path) -> str | None:
+    """The ``Software`` text of a PNG file (``None`` for a file that is no PNG or has none);
+    only the chunks before the image data are read."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(8) != PNG_SIGNATURE:
+                return None
+            while header := fh.read(8):
+                if len(header) < 8:
+                    return None
+                length, kind = struct.unpack(">I4s", header)
+                if kind == b"IDAT":
+                    return None
+                data = fh.read(length)
+                fh.read(4)  # CRC
+                if kind == b"tEXt" and data.startswith(b"Software\0"):
+                    return data[len(b"Software\0"):].decode("latin-1")
+    except OSError:
+        return None
+    return None

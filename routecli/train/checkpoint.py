@@ -8,7 +8,11 @@ A checkpoint is a plain dict::
 
 ``sha256`` is the digest of the model tensors (names, dtypes, shapes and bytes in name order):
 :func:`load` recomputes it, so a damaged or edited file is refused instead of solving worse
-in silence. Every file is written through :func:`routecli.atomic.atomic_write`.
+in silence. The configuration is not under the digest; :func:`build` holds it to the weights
+instead: every integer in it is bounded by the weights' sizes, and the model it describes is
+laid out without memory (on the ``meta`` device) and must have exactly the weights' names and
+shapes before the real one is built, so an edited ``layers: 1000000`` is one error line, not a
+5 GB allocation. Every file is written through :func:`routecli.atomic.atomic_write`.
 
 Shipped weights are package data (``routecli/checkpoints``) found through
 ``importlib.resources``; ``$ROUTECLI_CHECKPOINTS`` names another folder to look in first.
@@ -22,17 +26,22 @@ import pickle
 import re
 import warnings
 import zipfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
+from torch import nn
 
 from routecli.atomic import atomic_write
 from routecli.errors import RoutecliError, display_path, excerpt
 
 FORMAT = 1
 CHECKPOINTS_ENV = "ROUTECLI_CHECKPOINTS"
+
+
+M = TypeVar("M", bound=nn.Module)
 
 
 class CheckpointError(RoutecliError):
@@ -96,10 +105,52 @@ def load(path: str | Path, kind: str | None = None,
                               f"routecli's format {FORMAT}")
     if kind is not None and data["kind"] != kind:
         raise CheckpointError(f"{path}: a {data['kind']} checkpoint, not a {kind} one")
+    if not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+               for k, v in data["model"].items()):
+        raise CheckpointError(f"{path}: the model weights hold a value that is not a tensor")
     if tensor_digest(data["model"]) != data.get("sha256"):
         raise CheckpointError(f"{path}: the weights do not match their SHA-256 "
                               "(damaged or edited file)")
     return data
+
+
+def build(path: str | Path, data: dict[str, Any], make: Callable[[dict[str, Any]], M],
+          name: str) -> M:
+    """The model ``make(config)`` with the checkpoint's weights, after checking that the
+    configuration describes exactly those weights (see the module docstring); every mismatch
+    is one :class:`CheckpointError` naming the ``name`` architecture."""
+    config, state = data["config"], data["model"]
+    bound = max([len(state), *(max(t.shape, default=1) for t in state.values())])
+    for key, value in config.items():
+        if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= bound:
+            raise CheckpointError(f"{path}: configuration {key}={value} does not fit the weights "
+                                  f"of the {name} architecture")
+    try:
+        _check_layout(make, config, state)
+        model = make(config)
+        model.load_state_dict(state)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise CheckpointError(f"{path}: weights do not fit the {name} architecture "
+                              f"({' '.join(str(err).split())[:160]})") from None
+    return model
+
+
+def _check_layout(make: Callable[[dict[str, Any]], nn.Module], config: dict[str, Any],
+                  state: dict[str, torch.Tensor]) -> None:
+    """Raise ``ValueError`` unless the model of ``config``, laid out on the ``meta`` device (no
+    memory), has the names and shapes of ``state``. A model that computes values while it is
+    built (NDS's encoding amplitudes) cannot be laid out there and keeps the bound alone."""
+    try:
+        with torch.device("meta"):
+            layout = {k: tuple(v.shape) for k, v in make(config).state_dict().items()}
+    except (RuntimeError, NotImplementedError) as err:
+        if "meta" in str(err):
+            return
+        raise
+    if layout != {k: tuple(v.shape) for k, v in state.items()}:
+        differ = sorted(set(layout) ^ set(state)) or sorted(
+            k for k in layout if layout[k] != tuple(state[k].shape))
+        raise ValueError(f"configuration and weights differ at {differ[0]}")
 
 
 def shipped(name: str) -> Path:

@@ -74,3 +74,11 @@ def _by_dtype(tensors: list[T]) -> list[list[T]]:
 def barrier() -> None:
     """Wait for every process (one that labels data while the others wait for its files)."""
     dist.barrier()
+
+
+def any_rank(flag: bool) -> bool:
+    """Whether ``flag`` holds on any process (an all-reduce: call it on every rank)."""
+    device = "cuda" if dist.get_backend() == "nccl" else "cpu"
+    value = torch.tensor([int(flag)], device=device)
+    dist.all_reduce(value, op=dist.ReduceOp.MAX)
+    return bool(value.item())

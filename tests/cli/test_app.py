@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from routecli.cli.app import main
+from routecli.errors import OptionError
 from tests.io.test_cvrplib import MALFORMED
 
 
@@ -124,3 +125,51 @@ def test_python_dash_m_routecli_runs_the_cli():
     done = subprocess.run([sys.executable, "-m", "routecli", "--help"], capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0 and "Usage" in done.stdout and "solve" in done.stdout
+
+
+def test_a_warning_before_an_error_leaves_the_error_line_alone(data_dir, monkeypatch, capsys):
+    import warnings
+
+    from routecli import solvers
+
+    def warn_then_refuse(*args, **kwargs):
+        warnings.warn("TypedStorage is deprecated", UserWarning, stacklevel=1)
+        raise OptionError("--threads must be at most 2")
+
+    monkeypatch.setattr(solvers, "make_solver", warn_then_refuse)
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "nn"]) == 2
+    assert capsys.readouterr().err == "error: --threads must be at most 2\n"
+
+
+def test_a_warning_of_a_command_that_succeeds_is_one_line(data_dir, monkeypatch, capsys):
+    import warnings
+
+    from routecli import solvers
+
+    real = solvers.make_solver
+
+    def warn(*args, **kwargs):
+        warnings.warn("first line\nsecond line", UserWarning, stacklevel=1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(solvers, "make_solver", warn)
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "nn"]) == 0
+    assert capsys.readouterr().err == "warning: first line second line\n"
+
+
+def test_sigint_during_a_solve_is_one_line_and_exit_130(data_dir):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "routecli", "solve",
+                             str(data_dir.parents[1] / "data" / "demo" / "cvrp-demo-50.vrp"),
+                             "-m", "sisr", "-t", "60"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(8)  # past the imports (a busy machine is slow), inside the 60 s search
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == "interrupted (SIGINT)\n", err

@@ -35,3 +35,25 @@ def test_probe_can_use_the_papers_geometric_ipe_schedule(tmp_path, monkeypatch):
                      "--out", str(out)]) == 0
         results[schedule] = json.loads(out.read_text())["rows"][0]["D1"]
     assert results["integer"] != results["geometric"]
+
+
+def test_encoding_names_stay_whole_in_an_80_column_terminal():
+    import io
+
+    from rich.console import Console
+
+    from routecli.analysis.probe import REFERENCES
+    from routecli.cli.probe import probe_table
+    from routecli.pe import PE_REGISTRY
+
+    names = [*PE_REGISTRY, *REFERENCES]
+    table = probe_table("PE probe on cvrp-100: Spearman rho (ours | PE paper Table 3)", names)
+    for name in names:
+        table.add_row(name, "reference", *["-0.123"] * 6, "12.34")
+    text = io.StringIO()
+    Console(file=text, width=80).print(table)
+    lines = text.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    rows = {line.split()[0]: line.split()[1:] for line in lines if line.strip()}
+    assert set(names) <= set(rows), set(names) - set(rows)
+    assert all(rows[n] == ["reference", *["-0.123"] * 6, "12.34"] for n in names)

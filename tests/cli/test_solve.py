@@ -211,3 +211,106 @@ def test_time_limit_zero_is_honoured_by_every_model(data_dir, tmp_path, capsys, 
 def test_nn_accepts_a_time_limit_it_always_meets(data_dir, capsys):
     assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "-t", "5", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["seconds"] < 5
+
+
+def test_csv_refuses_a_file_routecli_did_not_write_unless_forced(data_dir, tmp_path, capsys,
+                                                                 monkeypatch):
+    mine = tmp_path / "mine.csv"
+    mine.write_text("my,numbers\n1,2\n")
+    argv = ["solve", str(data_dir / "tiny.tsp"), "-m", "nn", "--csv", str(mine)]
+    with monkeypatch.context() as patch:
+        patch.setattr(solvers, "run", lambda *a, **k: pytest.fail("solved before refusing"))
+        assert main(argv) == 2
+    err = one_error(capsys)
+    assert "--csv" in err and "not written by routecli" in err and "--force" in err
+    assert mine.read_text() == "my,numbers\n1,2\n"
+    assert main([*argv, "--force"]) == 0
+    assert main(argv) == 0  # routecli's own summary is replaced without --force
+    assert mine.read_text().startswith("instance,file,problem")
+
+
+def test_csv_replaces_a_symlink_by_a_file_and_leaves_its_target_alone(data_dir, tmp_path):
+    target = tmp_path / "kept.csv"
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "nn", "--csv", str(target)]) == 0
+    before = target.read_text()
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "--csv", str(link)]) == 0
+    assert not link.is_symlink() and "tiny.vrp" in link.read_text()
+    assert target.read_text() == before
+
+
+def test_a_line_that_only_mentions_routecli_is_not_its_mark(data_dir, tmp_path, capsys):
+    notes = tmp_path / "notes.sol"
+    notes.write_text("# draft: NOT written by routecli\nRoute #1: 1 2\n")
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "--out", str(notes)]) == 2
+    assert "not written by routecli" in one_error(capsys)
+    assert notes.read_text().startswith("# draft")
+
+
+@pytest.mark.parametrize("edit", ["integer weight", "layers"])
+def test_an_edited_checkpoint_is_one_line_and_exit_2(data_dir, tmp_path, capsys, edit):
+    from routecli.train.checkpoint import shipped
+
+    data = torch.load(shipped("miloop-tsp.pt"), weights_only=True)
+    if edit == "layers":
+        data["config"]["layers"] = 10**6
+    else:
+        data["model"][next(iter(data["model"]))] = 7
+    torch.save(data, tmp_path / "edited.pt")
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--checkpoint",
+                 str(tmp_path / "edited.pt")]) == 2
+    assert "edited.pt" in one_error(capsys)
+
+
+def test_a_long_decode_shows_its_share_and_the_time_left():
+    from routecli.cli.solve import progress_text
+    from routecli.solvers import Progress
+
+    assert progress_text(Progress(30.0, share=0.25)) == "25% after 30s, about 90s left"
+    assert progress_text(Progress(0.0, share=0.0)) == "0% after 0s"
+
+
+def test_json_says_how_each_result_was_made(data_dir, capsys):
+    from routecli import __version__
+    from routecli.train.checkpoint import load, shipped
+
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--decode", "multistart",
+                 "--starts", "3", "--augment", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["settings"]["decode"] == "multistart" and row["settings"]["starts"] == 3
+    assert row["settings"]["augment"] is True
+    assert row["checkpoint_sha256"] == load(shipped("miloop-tsp.pt"))["sha256"]
+    assert row["routecli_version"] == __version__ and row["objective"] == "length"
+
+
+def test_text_names_the_objective_and_a_knapsack_prints_its_value(data_dir, capsys):
+    assert main(["solve", str(data_dir / "tiny.kp"), str(data_dir / "tiny.tsp"),
+                 "-m", "nn"]) == 0
+    out = capsys.readouterr().out
+    assert " value=" in out and "made with" in out and "routecli " in out
+    kp_line = next(line for line in out.splitlines() if line.startswith("tiny KP"))
+    assert "cost=" not in kp_line
+
+
+def test_pcvrp_names_its_objective(tmp_path, capsys):
+    from tests.conftest import DATA
+
+    demo = DATA.parents[1] / "data" / "demo" / "pcvrp-demo-50.vrp"
+    assert main(["solve", str(demo), "-m", "nds", "--policy", "strings", "--iterations",
+                 "5"]) == 0
+    assert "(length minus collected prizes)" in capsys.readouterr().out
+
+
+def test_the_mean_row_shows_the_mean_time():
+    from rich.console import Console
+
+    from routecli.cli.solve import summary_table
+
+    rows = [{"instance": name, "size": 5, "model": "nn", "problem": "tsp", "cost": 10.0,
+             "bks": None, "gap_pct": None, "seconds": seconds, "feasible": True}
+            for name, seconds in (("a", 1.0), ("b", 3.0))]
+    console = Console(width=120, record=True)
+    console.print(summary_table(rows))
+    mean_line = next(line for line in console.export_text().splitlines() if "mean" in line)
+    assert "2.00" in mean_line and "4.00" not in mean_line

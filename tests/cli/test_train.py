@@ -64,3 +64,56 @@ def test_train_without_out_says_where_it_writes_shows_steps_and_keeps_old_runs(
     err = capsys.readouterr().err.strip()
     assert err == ("error: runs/miloop-tsp holds a training run (last.pt); pass --resume to "
                    "continue it, or --out for a new folder")
+
+
+TINY = ["--val-size", "6", "--val-instances", "2", "--val-every", "100000",
+        "--val-time-limit", "0.05", "--log-every", "1", "--threads", "1"]
+
+
+def test_ctrl_c_saves_last_pt_says_so_and_the_run_resumes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run = tmp_path / "run"
+    argv = [sys.executable, "-m", "routecli", "train", "--problem", "tsp", "--out", str(run),
+            "--curriculum", "6:100000:2:3", *TINY]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path),
+           "ROUTECLI_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    log = run / "log.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (log.exists() and '"loss"' in log.read_text()):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    step = torch.load(run / "last.pt", weights_only=True)["step"]
+    assert step >= 1
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[-1] == (f"interrupted at step {step}: saved {run / 'last.pt'}; rerun with "
+                         "--resume to continue"), err
+    assert main(["train", "--problem", "tsp", "--out", str(run), "--curriculum",
+                 f"6:{step + 2}:2:3", *TINY, "--resume"]) == 0
+    assert torch.load(run / "last.pt", weights_only=True)["step"] == step + 2
+
+
+def test_time_limit_stops_training_and_saves_last_pt(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    assert main(["train", "--problem", "tsp", "--out", str(run), "--curriculum",
+                 "6:100000:2:3", *TINY, "--time-limit", "2"]) == 0
+    step = torch.load(run / "last.pt", weights_only=True)["step"]
+    assert 0 < step < 100000
+    assert f"time limit reached at step {step}: saved" in capsys.readouterr().out
+
+
+def test_resume_without_last_pt_is_refused_with_one_line(tmp_path, capsys):
+    assert main(["train", "--out", str(tmp_path / "none"), "--resume"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --resume: {tmp_path / 'none'} holds no last.pt to continue; drop "
+                   "--resume to start a new run there")
+    assert not (tmp_path / "none").exists()

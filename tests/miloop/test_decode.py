@@ -92,3 +92,29 @@ def test_progress_reports_increasing_shares():
     decode(model("tsp"), tensors(generate.tsp(1, 600, 2)), "greedy", candidates=8,
            progress=seen.append)
     assert seen == sorted(seen) and len(seen) == 2 and 0 < seen[0] < seen[-1] <= 1
+
+
+def test_deadline_pace_starts_with_one_rollout_grows_and_fits_the_time_left(monkeypatch):
+    import routecli.miloop.decode as decode_module
+    from routecli.miloop.decode import DeadlinePace, DeadlinePassed
+
+    clock = [0.0]
+    monkeypatch.setattr(decode_module.time, "perf_counter", lambda: clock[0])
+    pace = DeadlinePace(deadline=10.0, chunk=1024)
+    assert pace.next_chunk(800) == 1  # a solution first, however short the limit
+    clock[0] = 0.5
+    pace.finished(1)  # 0.5 s a rollout
+    assert pace.next_chunk(800) == 4  # at most four times the last chunk
+    clock[0] = 1.5
+    pace.finished(4)  # 0.25 s a rollout
+    assert pace.next_chunk(800) == 16
+    clock[0] = 9.0
+    pace.finished(16)  # 1 s left, 0.47 s a rollout: two fit
+    assert pace.next_chunk(800) == 2
+    pace.check_mid_chunk(21)  # before the deadline: go on
+    clock[0] = 10.0
+    assert pace.next_chunk(800) == 0
+    with pytest.raises(DeadlinePassed):
+        pace.check_mid_chunk(21)
+    pace.check_mid_chunk(0)  # the first rollout is never abandoned
+    assert DeadlinePace(None, 64).next_chunk(800) == 64

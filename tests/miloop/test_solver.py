@@ -72,3 +72,20 @@ def test_iteration_limits_and_bad_settings_are_refused(checkpoints):
         make_solver("miloop", decode="beam")
     with pytest.raises(OptionError, match="--device"):
         make_solver("miloop", device="tpu")
+
+
+TIME_MARGIN = 1.0  # seconds past -t a decode may take on a busy machine (see DeadlinePace)
+
+
+@pytest.mark.parametrize("decode", ["multistart", "sampling"])
+def test_a_time_limit_is_honoured_within_the_margin(decode):
+    """The shipped policy on the 50-node demo: 100 starts x 8 images take far longer than
+    the limit, so the decode is cut, yet returns within limit + margin."""
+    from routecli.io import read_instance
+    from tests.conftest import DATA
+
+    inst = read_instance(DATA.parents[1] / "data" / "demo" / "tsp-demo-50.tsp")
+    solver = make_solver("miloop", decode=decode, starts=100, augment=decode == "multistart",
+                         threads=1)
+    result = run(solver, inst, seed=0, stop=Stop(seconds=1.5))
+    assert result.feasible and result.seconds <= 1.5 + TIME_MARGIN

@@ -109,3 +109,24 @@ def test_a_raw_malicious_pickle_is_one_line_without_warnings(tmp_path):
 
     assert str(info.value).startswith(f"{display_path(path)}: not a readable routecli checkpoint "
                                       "(a weights-only load refuses it: 'Unsupported")
+
+
+def test_a_model_dictionary_holding_a_plain_integer_is_refused(tmp_path):
+    data = to_checkpoint(small_model())
+    data["model"]["embed.weight"] = 3
+    torch.save(data, tmp_path / "p.pt")
+    with pytest.raises(CheckpointError, match="not a tensor"):
+        load_policy(tmp_path / "p.pt")
+
+
+@pytest.mark.parametrize("layers, message", [
+    (10**6, "layers=1000000 does not fit the weights"),  # refused before anything is built
+    (3, "configuration and weights differ"),  # within the bound, caught by the layout
+])
+def test_an_edited_configuration_is_refused_before_the_model_is_built(tmp_path, layers,
+                                                                      message):
+    data = to_checkpoint(small_model())
+    data["config"]["layers"] = layers  # the digest covers the weights only: it still matches
+    torch.save(data, tmp_path / "p.pt")
+    with pytest.raises(CheckpointError, match=message):
+        load_policy(tmp_path / "p.pt")
