@@ -21,6 +21,8 @@ from typer.exceptions import Abort, TyperException
 from routecli import __version__
 from routecli.cli import (
     analyze,
+    analyze_memory,
+    analyze_shift,
     bench,
     compare_pe,
     generate,
@@ -47,6 +49,8 @@ app.command("bench")(bench.bench)
 app.command("train")(train.train)
 app.command("train-nds")(train_nds.train_nds)
 app.command("compare-pe")(compare_pe.compare_pe)
+analyze.app.command("memory")(analyze_memory.memory)
+analyze.app.command("shift")(analyze_shift.shift)
 app.add_typer(analyze.app, name="analyze")
 app.command("probe")(probe.probe)
 plot.app.command("solution")(plot_solution.solution)

@@ -43,3 +43,7 @@ NDS_PROBLEMS = ("cvrp", "vrptw", "pcvrp")
 # routecli.search.solver.DEFAULT_SECONDS and routecli.baselines.hgs.DEFAULT_TIME_LIMIT: the
 # time limit of a search (sisr, nds, hgs) given neither --time-limit nor --iterations
 SEARCH_SECONDS = 10.0
+# routecli.generate.DISTRIBUTIONS
+DISTRIBUTIONS = ("uniform", "clustered", "mixed", "explosion")
+# routecli.analysis.shift.SHIFTS
+SHIFTS = ("uniform", "low-capacity", "clustered", "mixed", "explosion")

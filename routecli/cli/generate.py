@@ -36,7 +36,8 @@ def generate(
                                  "(50), or pe (PE paper Appendix F, size-dependent); KP: one of "
                                  + "/".join(map(str, choices.KP_CAPACITIES)) + " (default 25)."),
     distribution: str = typer.Option("uniform", "--distribution", metavar="NAME",
-                                     help="CVRP family: uniform or clustered."),
+                                     help="CVRP family: " + ", ".join(choices.DISTRIBUTIONS)
+                                     + " (formulas in the routecli.generate module)."),
     scale: int = typer.Option(1000, "--scale", min=1, metavar="N", help="--format file: "
                               "coordinates are multiplied by this and rounded (EUC_2D files, "
                               "like CVRPLIB)."),

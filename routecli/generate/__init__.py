@@ -4,7 +4,8 @@ Each generator returns a *batch*: a dict of numpy arrays with a leading batch ax
 Node 0 is the depot wherever a problem has one. Formulas (unit square, Euclidean, speed 1):
 
 - TSP (uniform): ``x_i ~ U[0,1]^2``.
-- CVRP: locations uniform, or clustered (see :func:`clustered_locations`); demands
+- CVRP: locations uniform, clustered (:func:`clustered_locations`), mixed
+  (:func:`mixed_locations`) or explosion (:func:`explosion_locations`); demands
   ``d_i ~ U{1..9}``; capacity 50 (MiLoop protocol) or the PE paper's Appendix F rule
   :func:`pe_capacity`.
 - VRPTW (PE Appendix F, Solomon-style): CVRP data plus service ``s_i ~ U[0.15, 0.18]``, window
@@ -61,6 +62,43 @@ def clustered_locations(rng: np.random.Generator, num: int, nodes: int) -> np.nd
     return np.concatenate([rng.random((num, 1, 2)), customers], axis=1)
 
 
+def mixed_locations(rng: np.random.Generator, num: int, nodes: int) -> np.ndarray:
+    """``[B, nodes, 2]``: depot uniform, half of the customers (rounded down) uniform and the
+    rest clustered as in :func:`clustered_locations`, in random order (the mixed distribution
+    of Bi et al. 2022)."""
+    uniform = uniform_locations(rng, num, nodes)
+    clustered = clustered_locations(rng, num, nodes)
+    take_clustered = rng.permuted(np.arange(nodes - 1)[None].repeat(num, 0), axis=1) \
+        >= (nodes - 1) // 2  # [B, nodes-1]
+    customers = np.where(take_clustered[..., None], clustered[:, 1:], uniform[:, 1:])
+    return np.concatenate([uniform[:, :1], customers], axis=1)
+
+
+EXPLOSION_RADIUS = (0.1, 0.3)  # range of the explosion radius (Bossek et al. 2019)
+EXPLOSION_PUSH = 0.1  # mean extra distance beyond the radius (exponential, rate 10)
+
+
+def explosion_locations(rng: np.random.Generator, num: int, nodes: int) -> np.ndarray:
+    """``[B, nodes, 2]``: uniform points, then the explosion mutation of Bossek et al. (2019):
+    a centre ``c ~ U[0,1]^2`` and a radius ``r ~ U[0.1, 0.3]`` per instance; every point ``x``
+    within ``r`` of ``c`` moves along ``x - c`` to distance ``r + s`` from it,
+    ``s ~ Exp(mean 0.1)``, clipped to the unit square. The depot is a point like any other
+    (Jiang et al. 2022 apply it to all nodes), leaving an empty disc with a dense rim."""
+    locs = uniform_locations(rng, num, nodes)
+    centre = rng.random((num, 1, 2))
+    radius = rng.uniform(*EXPLOSION_RADIUS, size=(num, 1, 1))
+    offset = locs - centre
+    distance = np.linalg.norm(offset, axis=-1, keepdims=True)  # [B, nodes, 1]
+    push = radius + rng.exponential(EXPLOSION_PUSH, size=distance.shape)
+    moved = centre + offset / np.maximum(distance, 1e-12) * push
+    return np.clip(np.where(distance < radius, moved, locs), 0.0, 1.0)
+
+
+LOCATIONS = {"uniform": uniform_locations, "clustered": clustered_locations,
+             "mixed": mixed_locations, "explosion": explosion_locations}
+DISTRIBUTIONS = tuple(LOCATIONS)  # of CVRP-family locations
+
+
 def tsp(num: int, n: int, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     return {"locs": uniform_locations(rng, num, n)}
@@ -70,12 +108,10 @@ def cvrp(num: int, n: int, seed: int, capacity: float | None = MILOOP_CVRP_CAPAC
          distribution: str = "uniform") -> dict[str, np.ndarray]:
     """``n`` customers; ``capacity=None`` uses :func:`pe_capacity`."""
     rng = np.random.default_rng(seed)
-    if distribution == "uniform":
-        locs = uniform_locations(rng, num, n + 1)
-    elif distribution == "clustered":
-        locs = clustered_locations(rng, num, n + 1)
-    else:
-        raise ValueError(f"unknown distribution {distribution!r}; expected uniform or clustered")
+    if distribution not in LOCATIONS:
+        raise ValueError(f"unknown distribution {distribution!r}; expected "
+                         f"{', '.join(DISTRIBUTIONS)}")
+    locs = LOCATIONS[distribution](rng, num, n + 1)
     demand = rng.integers(1, 10, size=(num, n + 1))
     demand[:, 0] = 0
     cap = pe_capacity(n) if capacity is None else capacity
@@ -154,6 +190,7 @@ def kp(num: int, n: int, seed: int, capacity: float = 25) -> dict[str, np.ndarra
 
 GENERATORS = {"tsp": tsp, "cvrp": cvrp, "vrptw": vrptw, "pcvrp": pcvrp, "pdtsp": pdtsp, "kp": kp}
 
-__all__ = ["GENERATORS", "KP_CAPACITIES", "MILOOP_CVRP_CAPACITY", "batch_instances",
-           "clustered_locations", "cvrp", "kp", "load_batch", "pcvrp", "pdtsp", "pe_capacity",
-           "save_batch", "tsp", "uniform_locations", "vrptw"]
+__all__ = ["DISTRIBUTIONS", "GENERATORS", "KP_CAPACITIES", "MILOOP_CVRP_CAPACITY",
+           "batch_instances", "clustered_locations", "cvrp", "explosion_locations", "kp",
+           "load_batch", "mixed_locations", "pcvrp", "pdtsp", "pe_capacity", "save_batch", "tsp",
+           "uniform_locations", "vrptw"]

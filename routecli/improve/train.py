@@ -233,15 +233,17 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
 @torch.no_grad()
 def evaluate(model: Policy, problem: str, batch: dict[str, np.ndarray], steps: int, seed: int,
              augment: int = 1, operators: tuple[str, ...] = OPERATORS,
+             depots: int | None = None,
              device: str | torch.device = "cpu") -> tuple[Tensor, Tensor]:
     """Improve every instance of ``batch`` for ``steps`` sampled moves from the same seeded
     random tour, on ``augment`` (1..8) symmetric images at once; the best over the images.
+    ``depots``: depot slots of the giant tour (default: the size's, as in training).
     Returns best costs ``[B]`` and best giant tours ``[B, V]`` (slot layout of
     :func:`make_instances`), on ``device``, where the model already is."""
     if not 1 <= augment <= 8:
         raise ValueError(f"augment must be 1..8 images, got {augment}")
     model.train(False)
-    data = make_instances(problem, batch, device=device)
+    data = make_instances(problem, batch, depots, device=device)
     num = data.size
     order = initial_orders(data, seeded_generator(device, seed))
     images = augment8(data.coords)[:augment].reshape(augment * num, data.slots, 2)

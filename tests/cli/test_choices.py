@@ -37,3 +37,11 @@ def test_every_copied_list_matches_its_source():
     assert tuple(POLICIES) == choices.REMOVAL_POLICIES
     assert choices.NDS_PROBLEMS == NDS_PROBLEMS
     assert choices.SEARCH_SECONDS == DEFAULT_SECONDS == DEFAULT_TIME_LIMIT
+
+
+def test_distribution_and_shift_lists_match_their_sources():
+    from routecli.analysis.shift import SHIFTS
+    from routecli.generate import DISTRIBUTIONS
+
+    assert choices.DISTRIBUTIONS == DISTRIBUTIONS
+    assert tuple(SHIFTS) == choices.SHIFTS

@@ -87,3 +87,58 @@ def test_batch_round_trip_and_instances(tmp_path):
         np.testing.assert_array_equal(batch[key], loaded[key])
     instances = gen.batch_instances(problem, loaded, prefix="t-")
     assert [i.name for i in instances] == ["t-vrptw-10-0", "t-vrptw-10-1"]
+
+
+def _mean_nearest_neighbour(xy):
+    d = np.linalg.norm(xy[:, :, None] - xy[:, None], axis=-1)
+    d[:, np.arange(d.shape[1]), np.arange(d.shape[1])] = np.inf
+    return d.min(-1).mean()
+
+
+def test_explosion_empties_a_disc_around_its_centre():
+    num, nodes = 50, 200
+    locs = gen.explosion_locations(np.random.default_rng(3), num, nodes)
+    # the same draws the generator makes, in its order: points, centre, radius
+    rng = np.random.default_rng(3)
+    before = rng.random((num, nodes, 2))
+    centre = rng.random((num, 1, 2))
+    radius = rng.uniform(*gen.EXPLOSION_RADIUS, size=(num, 1, 1))[..., 0]
+    assert locs.shape == (num, nodes, 2) and locs.min() >= 0 and locs.max() <= 1
+    inside_before = np.linalg.norm(before - centre, axis=-1) < radius
+    inside_after = np.linalg.norm(locs - centre, axis=-1) < radius
+    assert inside_before.sum() > 0.05 * num * nodes  # the disc held points before
+    on_border = ((locs == 0) | (locs == 1)).any(-1)
+    assert not (inside_after & ~on_border).any()  # only points clipped to the square remain
+    np.testing.assert_array_equal(locs[~inside_before], before[~inside_before])
+
+
+def test_mixed_locations_sit_between_uniform_and_clustered():
+    def spacing(distribution):
+        return _mean_nearest_neighbour(gen.cvrp(20, 200, seed=4, distribution=distribution)["locs"])
+
+    mixed = gen.cvrp(20, 200, seed=4, distribution="mixed")["locs"]
+    assert mixed.shape == (20, 201, 2) and mixed.min() >= 0 and mixed.max() <= 1
+    assert spacing("clustered") < spacing("mixed") < spacing("uniform")
+
+
+@pytest.mark.parametrize("distribution", gen.DISTRIBUTIONS)
+def test_every_distribution_reaches_the_cvrp_family(distribution):
+    for problem in ("cvrp", "vrptw"):
+        batch = gen.GENERATORS[problem](2, 15, 0, distribution=distribution)
+        for inst in gen.batch_instances(problem, batch):
+            assert validate(inst, NearestNeighbour().solve(inst)) == []
+
+
+def test_the_generate_command_takes_every_distribution(tmp_path, capsys):
+    from routecli.cli.app import main
+
+    for distribution in gen.DISTRIBUTIONS:
+        out = tmp_path / f"{distribution}.npz"
+        assert main(["generate", "cvrp", "-n", "12", "--num", "2", "--distribution",
+                     distribution, "--out", str(out)]) == 0
+        problem, batch = gen.load_batch(out)
+        assert problem == "cvrp" and batch["locs"].shape == (2, 13, 2)
+    assert main(["generate", "cvrp", "--distribution", "spiral", "--out",
+                 str(tmp_path / "x.npz")]) == 2
+    assert "unknown distribution 'spiral'" in capsys.readouterr().err
+    assert not (tmp_path / "x.npz").exists()

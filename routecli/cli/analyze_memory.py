@@ -1,0 +1,103 @@
+"""``routecli analyze memory``: what MiLoop's memory holds over the steps of a greedy rollout
+(MiLoop Appendix D, Table 8), beside the paper's values, with a per-step plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from routecli.cli.analyze import OUT_HELP, check_out, command_line, fmt, write_rows
+from routecli.cli.common import console
+from routecli.errors import OptionError
+
+
+def memory(
+    problem: str = typer.Option("tsp", "--problem", metavar="NAME",
+                                help="tsp (the paper's) or cvrp."),
+    checkpoint: Path = typer.Option(None, "--checkpoint", metavar="FILE", help="MiLoop weights "
+                                    "(default: the shipped miloop-PROBLEM.pt)."),
+    baselines: list[Path] = typer.Option([], "--baseline", metavar="FILE", help="Also measure "
+                                         "this trained checkpoint, e.g. a dynamic-embedding "
+                                         "model trained with --no-memory (the paper's "
+                                         "baseline); repeatable."),
+    size: int = typer.Option(100, "--size", "-n", min=3, metavar="N",
+                             help="Nodes (TSP) or customers (CVRP); the paper: TSP-100."),
+    num: int = typer.Option(16, "--num", min=1, metavar="N", help="Uniform instances."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the instance generator."),
+    threads: int = typer.Option(1, "--threads", min=1, metavar="N", help="Torch CPU threads."),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP
+                             + " JSON adds the per-step means."),
+    plot: Path = typer.Option(None, "--plot", metavar="FILE.png", help="Plot the per-step "
+                              "means (the paper's Figure 3)."),
+) -> None:
+    """Cosine similarity of node representations across the steps of a greedy rollout (MiLoop
+    Table 8): each unvisited node's representation against the previous step's (centred, Eq.
+    31-32) and against the first recorded step's. Rows: the checkpoint, the same weights with
+    the memory switched off (what the memory contributes; not a trained baseline), and every
+    --baseline."""
+    import torch
+    from rich.table import Table
+
+    from routecli import generate
+    from routecli.analysis.memory import (
+        PAPER_TABLE8,
+        PROBLEMS,
+        memory_dynamics,
+        plot_dynamics,
+        without_memory,
+    )
+    from routecli.miloop.model import load_policy
+    from routecli.train.checkpoint import CheckpointError, shipped
+
+    if problem not in PROBLEMS:
+        raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
+    check_out(out)
+    if plot is not None and plot.suffix != ".png":
+        raise OptionError(f"--plot must end in .png, got {plot}")
+    torch.set_num_threads(threads)
+    path = checkpoint or shipped(f"miloop-{problem}.pt")
+    model = load_policy(path)
+    models = [(f"MiLoop ({path.name})", model),
+              (f"{path.name}, memory off", without_memory(model))]
+    for extra in baselines:
+        models.append((extra.name, load_policy(extra)))
+    for label, candidate in models:
+        if candidate.config.problem != problem:
+            raise CheckpointError(f"{label}: a MiLoop-{candidate.config.problem.upper()} "
+                                  f"checkpoint, not {problem.upper()}")
+    raw = generate.GENERATORS[problem](num, size, seed)
+    batch = {k: torch.as_tensor(v, dtype=torch.long if k == "demand" else torch.float32)
+             for k, v in raw.items()}
+    results = [memory_dynamics(candidate, batch, label) for label, candidate in models]
+
+    table = Table(title=f"Mean cosine similarity of node representations, {problem.upper()}-"
+                  f"{size}, {num} greedy rollouts (ours | MiLoop Table 8, TSP-100)")
+    table.add_column("similarity")
+    for r in results:
+        table.add_column(r.label, justify="right")
+    table.add_column("paper: dynamic embedding", justify="right")
+    table.add_column("paper: MiLoop", justify="right")
+    for key, name in (("adjacent", "adjacent steps (C)"), ("first", "first recorded step (A)")):
+        table.add_row(name, *(fmt(getattr(r, key), 4) for r in results),
+                      fmt(PAPER_TABLE8[key]["dynamic"], 4), fmt(PAPER_TABLE8[key]["miloop"], 4))
+    table.add_section()
+    table.add_row("mean greedy objective", *(fmt(r.cost, 3) for r in results), "-", "-")
+    console.print(table)
+    console.print(f"[dim]{command_line()}[/dim]")
+    rows: list[dict[str, Any]] = [
+        {"model": r.label, "adjacent": r.adjacent, "first": r.first, "cost": r.cost,
+         "adjacent_paper_dynamic": PAPER_TABLE8["adjacent"]["dynamic"],
+         "adjacent_paper_miloop": PAPER_TABLE8["adjacent"]["miloop"],
+         "first_paper_dynamic": PAPER_TABLE8["first"]["dynamic"],
+         "first_paper_miloop": PAPER_TABLE8["first"]["miloop"]} for r in results]
+    meta: dict[str, Any] = {"command": command_line(), "problem": problem, "size": size,
+                            "num": num, "seed": seed}
+    if out is not None and out.suffix == ".json":
+        meta["steps"] = {r.label: [vars(s) for s in r.steps] for r in results}
+    write_rows(out, rows, meta)
+    if plot is not None:
+        plot_dynamics(results, str(plot), f"{problem.upper()}-{size}, {num} greedy rollouts, "
+                      f"seed {seed}")
+        console.print(f"wrote {plot}")

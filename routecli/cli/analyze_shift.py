@@ -1,0 +1,169 @@
+"""``routecli analyze shift``: trained on uniform instances, tested on shifted ones (PE paper
+Appendix J, Table 8), beside the paper's values."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from routecli.cli import choices
+from routecli.cli.analyze import OUT_HELP, check_out, check_positive, command_line, fmt, write_rows
+from routecli.cli.common import JOBS_HELP, console
+from routecli.errors import OptionError
+
+SHIFT_HELP = ("all, or comma-separated shifts from " + ", ".join(choices.SHIFTS) + " (uniform, "
+              "the training distribution, is always measured: every change is taken from it).")
+
+
+def shift(
+    shifts: str = typer.Option("all", "--shift", metavar="NAMES", help=SHIFT_HELP),
+    problem: str = typer.Option("cvrp", "--problem", metavar="NAME", help="cvrp, vrptw or "
+                                "pcvrp (the shipped nds-PROBLEM.pt policy); ignored with "
+                                "--compare-pe."),
+    size: int = typer.Option(100, "--size", "-n", min=2, metavar="N", help="Customers (the "
+                             "paper: 500)."),
+    num: int = typer.Option(8, "--num", min=1, metavar="N", help="Instances per shift."),
+    methods: str = typer.Option("learned,strings,random", "--method", metavar="NAMES",
+                                help="Removal policies of the NDS search, comma-separated: "
+                                "learned (the shipped IPE+XPE policy), strings (SISR-style), "
+                                "random; all on the same iterations and seed."),
+    iterations: int = typer.Option(100, "--iterations", min=1, metavar="N", help="Search "
+                                   "iterations per instance (each repairs the paper's 64 "
+                                   "removal proposals)."),
+    compare_pe: Path = typer.Option(None, "--compare-pe", metavar="FOLDER", help="Instead of "
+                                    "the NDS search, evaluate the models a compare-pe run "
+                                    "trained (FOLDER/models) on shifted test sets of its size."),
+    pe: str = typer.Option(None, "--pe", metavar="NAMES", help="--compare-pe: only these "
+                           "encodings (comma-separated, as in the run's rows)."),
+    test_size: int = typer.Option(None, "--test-size", min=1, metavar="N", help="--compare-pe: "
+                                  "test instances per shift (default: the run's)."),
+    eval_steps: int = typer.Option(None, "--eval-steps", min=1, metavar="N", help="--compare-pe: "
+                                   "improvement steps (default: the run's)."),
+    ref_budget: float = typer.Option(1.0, "--ref-budget", metavar="FACTOR", help="PyVRP "
+                                     "reference budget, times the gap-grade one (cached)."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the instances and the "
+                             "search (--compare-pe: the run's test seed)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
+    threads: int = typer.Option(1, "--threads", min=1, metavar="N", help="Torch CPU threads."),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP + " JSON adds "
+                             "the per-instance (per-model) rows."),
+) -> None:
+    """Gap to PyVRP of models trained on uniform instances, on shifted ones (PE paper Table 8):
+    low capacity (half the Appendix F capacity), clustered, mixed (half clustered) and
+    explosion customers; the change from uniform says how much each method degrades."""
+    import torch
+
+    from routecli.analysis.shift import (
+        METHODS,
+        PAPER_ROW,
+        PROBLEMS,
+        CompareRun,
+        compare_pe_rows,
+        degradation,
+        parse_shifts,
+        search_rows,
+    )
+
+    names = parse_shifts(shifts)
+    check_out(out)
+    check_positive("--ref-budget", ref_budget)
+    torch.set_num_threads(threads)
+    def log(line: str) -> None:
+        console.print(line, markup=False, highlight=False)
+
+    meta: dict[str, Any] = {"command": command_line(), "shifts": names,
+                            "ref_budget": ref_budget}
+    if compare_pe is not None:
+        run = CompareRun.read(compare_pe)
+        chosen = [p.strip() for p in pe.split(",") if p.strip()] if pe else None
+        runs = compare_pe_rows(run, names, chosen, test_size, eval_steps, ref_budget, jobs, log)
+        cells = degradation(runs, "pe")
+        title = (f"compare-pe models of {compare_pe} ({run.problem.upper()}-{run.size}, DACT), "
+                 f"{test_size or run.test_size} test instances per shift: gap % to PyVRP, "
+                 "mean ± sd over seeds")
+        meta.update(problem=run.problem, size=run.size, folder=str(compare_pe),
+                    test_size=test_size or run.test_size,
+                    eval_steps=eval_steps or run.eval_steps, test_seed=run.test_seed)
+        paper_rows: dict[str, str] = {}
+    else:
+        if problem not in PROBLEMS:
+            raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
+        chosen_methods = [m.strip() for m in methods.split(",") if m.strip()]
+        unknown = [m for m in chosen_methods if m not in METHODS]
+        if unknown or not chosen_methods:
+            raise OptionError(f"unknown --method {unknown[0] if unknown else methods!r}; "
+                              f"choose from {', '.join(METHODS)}")
+        runs = search_rows(problem, size, num, seed, names, chosen_methods, iterations,
+                           ref_budget, jobs, threads, log, progress=sys.stderr.isatty())
+        cells = degradation(runs, "method")
+        title = (f"NDS search on {problem.upper()}-{size}, {num} instances per shift, "
+                 f"{iterations} iterations, seed {seed}: gap % to PyVRP ± standard error")
+        meta.update(problem=problem, size=size, num=num, iterations=iterations, seed=seed)
+        paper_rows = PAPER_ROW
+    rows = summary_rows(cells, paper_rows)
+    print_table(title, cells, names, paper_rows)
+    console.print(f"[dim]{command_line()}[/dim]")
+    if out is not None and out.suffix == ".json":
+        meta["runs"] = runs
+    write_rows(out, rows, meta)
+
+
+def summary_rows(cells: dict, paper_rows: dict[str, str]) -> list[dict[str, Any]]:
+    from routecli.analysis.shift import PAPER_TABLE8
+
+    rows = []
+    for method, per_shift in cells.items():
+        paper = PAPER_TABLE8.get(paper_rows.get(method, ""), {})
+        for name, cell in per_shift.items():
+            paper_obj, paper_gap = paper.get(name, (None, None))
+            rows.append({"method": method, "shift": name, "obj": cell.obj, "gap_pct": cell.gap,
+                         "gap_spread": cell.gap_spread, "change_pct": cell.change,
+                         "change_spread": cell.change_spread,
+                         "paper_row": paper_rows.get(method), "paper_obj": paper_obj,
+                         "paper_gap_pct": paper_gap})
+    return rows
+
+
+def print_table(title: str, cells: dict, names: list[str], paper_rows: dict[str, str]) -> None:
+    """One section per shift, one row per method (Obj., Gap, its change from uniform), the
+    paper's Table 8 values (CVRP-500) beside the row that stands for them; the paper's rows
+    without a counterpart here follow them."""
+    from rich.table import Table
+
+    from routecli.analysis.shift import PAPER_TABLE8
+
+    table = Table(title=title)
+    for column in ("shift", "method", "Obj.", "Gap %", "change", "paper Obj.", "paper Gap %"):
+        left = column in ("shift", "method")
+        table.add_column(column, justify="left" if left else "right", no_wrap=left,
+                         overflow="fold")
+
+    def plus_minus(value: float, spread: float) -> str:
+        return fmt(value, 2) + ("" if spread != spread or not spread else f"±{fmt(spread, 2)}")
+
+    stand_ins = set(paper_rows.values())
+    for name in names:
+        shown = False
+        for method, per_shift in cells.items():
+            cell = per_shift.get(name)
+            if cell is None:
+                continue
+            paper_name = paper_rows.get(method)
+            obj, gap = PAPER_TABLE8.get(paper_name or "", {}).get(name, (None, None))
+            change = "" if name == "uniform" else plus_minus(cell.change, cell.change_spread)
+            label = "PyVRP" if method == "reference" else method
+            label += f" ({paper_name})" if paper_name else ""
+            table.add_row("" if shown else name, label, fmt(cell.obj, 3),
+                          plus_minus(cell.gap, cell.gap_spread), change, fmt(obj, 2),
+                          fmt(gap, 2))
+            shown = True
+        for paper_name, values in PAPER_TABLE8.items():
+            if paper_rows and paper_name not in stand_ins and name in values:
+                obj, gap = values[name]
+                table.add_row("", f"{paper_name}: paper", "", "", "", fmt(obj, 2),
+                              fmt(gap, 2))
+        table.add_section()
+    console.print(table)
