@@ -241,9 +241,12 @@ def build(protocol: Protocol, pe: str, seed: int) -> Model:
     return DACT(DACTConfig(problem=protocol.problem, pe=pe, **protocol.model))
 
 
+def model_checkpoint(model: Model, meta: dict[str, Any]) -> dict[str, Any]:
+    return n2s_checkpoint(model, meta) if isinstance(model, N2S) else to_checkpoint(model, meta)
+
+
 def save_model(model: Model, path: Path, meta: dict[str, Any]) -> None:
-    save(n2s_checkpoint(model, meta) if isinstance(model, N2S) else to_checkpoint(model, meta),
-         path)
+    save(model_checkpoint(model, meta), path)
 
 
 def load(protocol: Protocol, path: Path) -> Model:

@@ -199,14 +199,26 @@ def rollout(model: Policy, env: Env, steps: int, generator: torch.Generator) -> 
 def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
           operators: tuple[str, ...] = OPERATORS,
           log: Callable[[dict[str, Any]], None] | None = None,
-          device: str | torch.device = "cpu") -> None:
+          device: str | torch.device = "cpu", resume: dict[str, Any] | None = None,
+          after_epoch: Callable[[dict[str, Any]], bool] | None = None) -> None:
     """Train ``model`` in place on generated instances (data and sampling seeded by ``seed``)
-    on ``device``, where the model already is."""
+    on ``device``, where the model already is.
+
+    After every epoch ``after_epoch`` gets the training state (``epoch`` done, ``optimizer``,
+    ``schedule`` and ``generator`` states; tensors and numbers only) and returns whether to go
+    on; passing that state back as ``resume`` (with the model's weights of that moment)
+    continues exactly where it stopped, as if never interrupted."""
     generator = seeded_generator(device, seed)
     optimizer = make_optimizer(model, cfg)
     schedule = torch.optim.lr_scheduler.ExponentialLR(optimizer, cfg.lr_decay)
+    first = 0
+    if resume is not None:
+        optimizer.load_state_dict(resume["optimizer"])
+        schedule.load_state_dict(resume["schedule"])
+        generator.set_state(resume["generator"])
+        first = int(resume["epoch"])
     started = time.perf_counter()
-    for epoch in range(cfg.epochs):
+    for epoch in range(first, cfg.epochs):
         warm = round(cfg.curriculum * epoch / max(cfg.epochs - 1, 1))
         for b in range(cfg.batches):
             data = make_instances(problem, generate_instances(
@@ -227,6 +239,11 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
                      "best": float(env.best.mean()), "seconds": time.perf_counter() - started,
                      **stats})
         schedule.step()
+        model.train(False)
+        if after_epoch is not None and not after_epoch({
+                "epoch": epoch + 1, "optimizer": optimizer.state_dict(),
+                "schedule": schedule.state_dict(), "generator": generator.get_state()}):
+            return
     model.train(False)
 
 
