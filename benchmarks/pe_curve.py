@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--augment", type=int, default=1)
     parser.add_argument("--cpu-minutes", type=float, default=None)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N (torch device)")
     parser.add_argument("--report", type=Path, default=None,
                         help="write STEM.md and STEM.png from --out's rows, train nothing")
     args = parser.parse_args(argv)
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                               augment=args.augment), args.val_size)
     plan = curve.CurvePlan(protocol, tuple(compare.expand_pes(args.pe, args.problem)),
                            tuple(range(args.seeds)), args.val_every)
-    done = curve.run_curves(plan, args.out, args.cpu_minutes)
+    done = curve.run_curves(plan, args.out, args.cpu_minutes, device=args.device)
     print(json.dumps({"complete": done, "protocol": asdict(protocol)}))
     return 0
 

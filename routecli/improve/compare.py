@@ -35,6 +35,7 @@ from routecli.generate import batch_instances, load_batch, save_batch
 from routecli.improve.model import DACT, DACTConfig, load_model, parse_pe, to_checkpoint
 from routecli.improve.n2s import N2S, N2SConfig, load_n2s, n2s_checkpoint
 from routecli.improve.train import PPOConfig, evaluate, generate_instances, train
+from routecli.nn.device import to_host
 from routecli.pe.registry import PE_REGISTRY
 from routecli.plots.figure import save_png
 from routecli.problems import cost
@@ -232,13 +233,16 @@ def slug(pe: str) -> str:
 
 
 Model = DACT | N2S
+Device = str | torch.device
 
 
-def build(protocol: Protocol, pe: str, seed: int) -> Model:
+def build(protocol: Protocol, pe: str, seed: int, device: Device = "cpu") -> Model:
+    """The backbone with ``pe`` at its seeded initial weights (drawn on the CPU, so every
+    device starts from the same weights), on ``device``."""
     torch.manual_seed(seed)
     if protocol.backbone == "n2s":
-        return N2S(N2SConfig(pe=pe, **protocol.model))
-    return DACT(DACTConfig(problem=protocol.problem, pe=pe, **protocol.model))
+        return N2S(N2SConfig(pe=pe, **protocol.model)).to(device)
+    return DACT(DACTConfig(problem=protocol.problem, pe=pe, **protocol.model)).to(device)
 
 
 def model_checkpoint(model: Model, meta: dict[str, Any]) -> dict[str, Any]:
@@ -249,8 +253,8 @@ def save_model(model: Model, path: Path, meta: dict[str, Any]) -> None:
     save(model_checkpoint(model, meta), path)
 
 
-def load(protocol: Protocol, path: Path) -> Model:
-    return load_n2s(path) if protocol.backbone == "n2s" else load_model(path)
+def load(protocol: Protocol, path: Path, device: Device = "cpu") -> Model:
+    return (load_n2s(path) if protocol.backbone == "n2s" else load_model(path)).to(device)
 
 
 ROW_FIELDS = ["pe", "seed", "obj", "gap_pct", "train_seconds", "eval_seconds", "parameters"]
@@ -300,13 +304,14 @@ def versus_pe(protocol: Protocol) -> str:
 
 
 def evaluate_row(protocol: Protocol, model: Model, pe: str, seed: int, test: dict,
-                 reference: np.ndarray, train_seconds: float) -> tuple[np.ndarray, dict[str, Any]]:
-    """Improve the test set with ``model`` on the protocol's step budget: per-instance costs and
-    the ``rows.csv`` row (mean objective and gap to ``reference``)."""
+                 reference: np.ndarray, train_seconds: float,
+                 device: Device = "cpu") -> tuple[np.ndarray, dict[str, Any]]:
+    """Improve the test set with ``model`` (on ``device``) on the protocol's step budget:
+    per-instance costs and the ``rows.csv`` row (mean objective and gap to ``reference``)."""
     started = time.perf_counter()
     best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
-                       seed=protocol.test_seed, augment=protocol.augment)
-    costs = best.double().numpy()
+                       seed=protocol.test_seed, augment=protocol.augment, device=device)
+    costs = to_host(best).astype(np.float64)
     row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
            "gap_pct": float((100.0 * (costs - reference) / reference).mean()),
            "train_seconds": round(train_seconds, 1),
@@ -319,15 +324,15 @@ UNTRAINED_SEED = 0
 
 
 def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.ndarray,
-                       log: Callable[[str], None] = print) -> None:
+                       log: Callable[[str], None] = print, device: Device = "cpu") -> None:
     """The control that says what training bought: the reference PE's policy at its seed-0
     initial weights, evaluated like every trained one (``untrained.csv``; once per folder)."""
     path = out / "untrained.csv"
     if read_rows(path):
         return
     pe = versus_pe(protocol)
-    _, row = evaluate_row(protocol, build(protocol, pe, UNTRAINED_SEED), pe, UNTRAINED_SEED,
-                          test, reference, train_seconds=0)
+    _, row = evaluate_row(protocol, build(protocol, pe, UNTRAINED_SEED, device), pe,
+                          UNTRAINED_SEED, test, reference, train_seconds=0, device=device)
     append_csv_rows(path, ROW_FIELDS, [row])
     log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
 
@@ -397,43 +402,44 @@ def finished(out: Path) -> set[tuple[str, int]]:
 
 
 def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
-        log: Callable[[str], None] = print, progress: bool = True) -> None:
+        log: Callable[[str], None] = print, progress: bool = True,
+        device: Device = "cpu") -> None:
     """Train and evaluate every missing (PE, seed) pair, appending rows as they finish; seed by
     seed, so an interrupted run has every PE on its first seeds. Pairs that another process
     on this machine is running in ``out`` (its lock in ``models/``) are left to it."""
     test, reference = prepare(protocol, out, progress)
     with claimed(out / "untrained.lock") as mine:
         if mine:
-            evaluate_untrained(protocol, out, test, reference, log)
+            evaluate_untrained(protocol, out, test, reference, log, device)
     for seed in seeds:
         for pe in pes:
             model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
             with claimed(model_path.with_suffix(".lock")) as mine:
                 if mine and (pe, seed) not in finished(out):
-                    run_pair(protocol, pe, seed, out, model_path, test, reference, log)
+                    run_pair(protocol, pe, seed, out, model_path, test, reference, log, device)
 
 
 def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path, test: dict,
-             reference: np.ndarray, log: Callable[[str], None]) -> None:
+             reference: np.ndarray, log: Callable[[str], None], device: Device = "cpu") -> None:
     """Train one (PE, seed) (or load its weights from ``model_path``), evaluate it and append
     its rows."""
     started = time.perf_counter()
     if model_path.is_file():
-        model = load(protocol, model_path)
+        model = load(protocol, model_path, device)
         train_seconds = float(json.loads(
             (model_path.with_suffix(".json")).read_text())["train_seconds"])
     else:
-        model = build(protocol, pe, seed)
+        model = build(protocol, pe, seed, device)
         history: list[dict[str, Any]] = []
         train(model, protocol.problem, protocol.size, protocol.schedule, seed,
-              log=history.append)
+              log=history.append, device=device)
         train_seconds = time.perf_counter() - started
         meta = {"pe": pe, "seed": seed, "train_seconds": train_seconds,
                 "protocol": asdict(protocol)}
         save_model(model, model_path, meta)
         atomic_write_text(model_path.with_suffix(".json"),
                           json.dumps({**meta, "history": history}, indent=1))
-    costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds)
+    costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds, device)
     append_csv_rows(out / "costs.csv", ["pe", "seed", "instance", "cost"],
                 [{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
                  for k, c in enumerate(costs)])

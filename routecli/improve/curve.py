@@ -25,7 +25,7 @@ import numpy as np
 from routecli.atomic import append_csv_rows
 from routecli.bench.results import git_commit
 from routecli.improve import compare
-from routecli.improve.compare import Protocol
+from routecli.improve.compare import Device, Protocol
 from routecli.improve.train import train
 from routecli.train import checkpoint as ckpt
 
@@ -55,18 +55,18 @@ def epochs_done(out: Path, pe: str, seed: int) -> int:
 
 def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
             reference: np.ndarray, val_every: int,
-            log: Callable[[str], None] = print) -> int:
-    """Train ``(pe, seed)`` for ``val_every`` more epochs (from its saved state, else from its
-    seeded initial weights), evaluate, save; returns the epochs now done."""
+            log: Callable[[str], None] = print, device: Device = "cpu") -> int:
+    """Train ``(pe, seed)`` for ``val_every`` more epochs on ``device`` (from its saved state,
+    else from its seeded initial weights), evaluate, save; returns the epochs now done."""
     path = state_path(out, pe, seed)
     resume: dict[str, Any] | None = None
     cpu_before = 0.0
     if path.is_file():
         data = ckpt.load(path)
         resume, cpu_before = data["train_state"], float(data["train_state"]["cpu_seconds"])
-        model = compare.load(protocol, path)
+        model = compare.load(protocol, path, device)
     else:
-        model = compare.build(protocol, pe, seed)
+        model = compare.build(protocol, pe, seed, device)
     schedule = protocol.schedule
     target = min(schedule.epochs, int(resume["epoch"] if resume else 0) + val_every)
     started = time.process_time()
@@ -75,7 +75,8 @@ def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
         if state["epoch"] < target:
             return True
         cpu = cpu_before + time.process_time() - started
-        _, row = compare.evaluate_row(protocol, model, pe, seed, validation, reference, cpu)
+        _, row = compare.evaluate_row(protocol, model, pe, seed, validation, reference, cpu,
+                                      device)
         state = {**state, "cpu_seconds": cpu}
         meta = {"pe": pe, "seed": seed, "protocol": asdict(protocol)}
         ckpt.save({**compare.model_checkpoint(model, meta), "train_state": state}, path)
@@ -89,7 +90,7 @@ def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
         return False
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    train(model, protocol.problem, protocol.size, schedule, seed, resume=resume,
+    train(model, protocol.problem, protocol.size, schedule, seed, device=device, resume=resume,
           after_epoch=after_epoch)
     return target
 
@@ -105,7 +106,8 @@ class CurvePlan:
 
 
 def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
-               log: Callable[[str], None] = print, progress: bool = True) -> bool:
+               log: Callable[[str], None] = print, progress: bool = True,
+               device: Device = "cpu") -> bool:
     """Advance the least-trained unfinished pair by ``val_every`` epochs until every pair has
     trained the schedule's epochs or ``cpu_minutes`` of this process are spent (checked
     between chunks). Pairs another process holds (its lock) are left to it. Returns whether
@@ -127,7 +129,8 @@ def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
             if not mine:
                 skipped.add((pe, seed))
                 continue
-            advance(plan.protocol, pe, seed, out, validation, reference, plan.val_every, log)
+            advance(plan.protocol, pe, seed, out, validation, reference, plan.val_every, log,
+                    device)
     return False
 
 
