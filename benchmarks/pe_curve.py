@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from routecli.bench.results import git_commit
 from routecli.improve import compare, curve
 
 
@@ -68,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
                               augment=args.augment), args.val_size)
     plan = curve.CurvePlan(protocol, tuple(compare.expand_pes(args.pe, args.problem)),
                            tuple(range(args.seeds)), args.val_every)
-    done = curve.run_curves(plan, args.out, args.cpu_minutes, device=args.device)
+    done = curve.run_curves(plan, args.out, args.cpu_minutes, device=args.device,
+                            commit=git_commit())
     print(json.dumps({"complete": done, "protocol": asdict(protocol)}))
     return 0
 

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from routecli.atomic import append_csv_rows
-from routecli.bench.results import git_commit
 from routecli.improve import compare
 from routecli.improve.compare import Device, Protocol
 from routecli.improve.train import train
@@ -55,9 +54,10 @@ def epochs_done(out: Path, pe: str, seed: int) -> int:
 
 def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
             reference: np.ndarray, val_every: int,
-            log: Callable[[str], None] = print, device: Device = "cpu") -> int:
+            log: Callable[[str], None] = print, device: Device = "cpu", commit: str = "") -> int:
     """Train ``(pe, seed)`` for ``val_every`` more epochs on ``device`` (from its saved state,
-    else from its seeded initial weights), evaluate, save; returns the epochs now done."""
+    else from its seeded initial weights), evaluate, save; returns the epochs now done. Rows
+    record ``commit``, the code that made them."""
     path = state_path(out, pe, seed)
     resume: dict[str, Any] | None = None
     cpu_before = 0.0
@@ -84,7 +84,7 @@ def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
             "pe": pe, "seed": seed, "epoch": state["epoch"],
             "instances": state["epoch"] * schedule.batches * schedule.batch_size,
             "train_cpu_s": round(cpu, 1), "val_obj": row["obj"], "val_gap_pct": row["gap_pct"],
-            "eval_seconds": row["eval_seconds"], "commit": git_commit()}])
+            "eval_seconds": row["eval_seconds"], "commit": commit}])
         log(f"{pe} seed {seed} epoch {state['epoch']}/{schedule.epochs}: validation gap "
             f"{row['gap_pct']:.2f}% ({cpu / 60:.1f} CPU-min of training)")
         return False
@@ -107,7 +107,7 @@ class CurvePlan:
 
 def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
                log: Callable[[str], None] = print, progress: bool = True,
-               device: Device = "cpu") -> bool:
+               device: Device = "cpu", commit: str = "") -> bool:
     """Advance the least-trained unfinished pair by ``val_every`` epochs until every pair has
     trained the schedule's epochs or ``cpu_minutes`` of this process are spent (checked
     between chunks). Pairs another process holds (its lock) are left to it. Returns whether
@@ -130,7 +130,7 @@ def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
                 skipped.add((pe, seed))
                 continue
             advance(plan.protocol, pe, seed, out, validation, reference, plan.val_every, log,
-                    device)
+                    device, commit)
     return False
 
 
