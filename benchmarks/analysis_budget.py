@@ -36,7 +36,6 @@ from routecli.baselines.hgs import search
 from routecli.baselines.reference import ReferenceBudget, cache_path, reference_solutions, store
 from routecli.bench.results import git_commit
 from routecli.problems import Instance, check
-from routecli.solvers import Stop
 
 SETS = ("cvrp-100", "cvrp-200", "cvrp-500", "vrptw-100", "pdtsp-51")
 FIELDS = ("set", "index", "factor", "budget", "iterations", "cost", "cpu_seconds")
@@ -50,9 +49,7 @@ def solve_instance(name: str, index: int, instance: Instance, high: float,
     top = default_budget(name, high)
     budgets = [default_budget(name, f) for f in factors]
     started = time.process_time()
-    run = search(instance, seed=top.seed,
-                 stop=Stop(seconds=top.safety_seconds, iterations=top.iterations),
-                 no_improvement=top.no_improvement,
+    run = search(instance, seed=top.seed, stop=top.stop,
                  early=[(b.iterations, b.no_improvement) for b in budgets])
     cpu = time.process_time() - started
     if run.timed_out:

@@ -45,7 +45,8 @@ from routecli.bench.sets import data_root
 from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.generate import batch_instances
 from routecli.io import read_instance
-from routecli.solvers import Stop, make_solver, run
+from routecli.solvers import make_solver, run
+from routecli.stop import Criterion, MaxIterations, MaxRuntime
 from routecli.train.checkpoint import shipped
 
 DATA = data_root() or Path("../shared/benchdata")  # --data-root rule of routecli bench
@@ -66,7 +67,7 @@ PAPER_TABLE5 = {
 }
 
 
-def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Stop]:
+def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Criterion]:
     """``hgs``, ``sisr`` or an NDS policy with optional search settings, e.g.
     ``learned:images=1:rollouts=16`` or ``sisr:policy=random``
     (``polish=1`` adds the local-search polish, ``checkpoint=PATH`` other weights,
@@ -92,12 +93,12 @@ def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Stop]:
     return make_solver("nds", policy=name, pe=pe, **extra), stop
 
 
-def spec_stop(spec: str, seconds: float) -> Stop:
+def spec_stop(spec: str, seconds: float) -> Criterion:
     """The stopping criterion of a solver spec: its ``iterations=N`` alone when it has one (no
     wall clock, so the run, and the annealing schedule that follows the budget, are the same
     on a loaded machine as on a quiet one), else ``seconds``."""
     budget = [item.split("=", 1)[1] for item in spec.split(":")[1:] if item.startswith("iterations=")]
-    return Stop(iterations=int(budget[0])) if budget else Stop(seconds=seconds)
+    return MaxIterations(int(budget[0])) if budget else MaxRuntime(seconds)
 
 
 def solve_row(rec: ResultLog, part: str, instance, spec: str, args,  # noqa: ANN001
@@ -134,7 +135,7 @@ def extra_columns(path: Path) -> list[str]:
 
 def done(rec: ResultLog, part: str, instance: str, spec: str, args) -> dict[str, str] | None:  # noqa: ANN001
     return rec.find(set=part, instance=instance, solver=spec, seed=args.seed,
-                    time_limit=spec_stop(spec, args.time_limit).seconds)
+                    time_limit=spec_stop(spec, args.time_limit).limits().seconds)
 
 
 def x_part(args, rec: ResultLog, provenance: Provenance) -> None:  # noqa: ANN001

@@ -56,7 +56,7 @@ def run_case(problem: str, n: int, mode: str, seed: int, threads: int) -> dict:
     from routecli.generate import batch_instances
     from routecli.miloop.decode import decode
     from routecli.miloop.solver import DEFAULT_CANDIDATES
-    from routecli.solvers import Stop, make_solver, run
+    from routecli.solvers import make_solver, run
 
     kind = "tsp" if problem == "dimacs" else problem
     instance = batch_instances(kind, uniform_or_dimacs(problem, n, seed))[0]
@@ -73,7 +73,7 @@ def run_case(problem: str, n: int, mode: str, seed: int, threads: int) -> dict:
     steps = n if kind == "tsp" else n + len(result.solution.routes)  # type: ignore[union-attr]
     set_name = f"dimacs-E{n}.0" if problem == "dimacs" else f"uniform-{problem}"
     row = ResultRow.of(result, set_name=set_name, file=None, solver="miloop",
-                       settings=solver.settings, seed=seed, stop=Stop(),
+                       settings=solver.settings, seed=seed, stop=None,
                        provenance=Provenance.current())
     return {**asdict(row), "engine": engine, "candidates": k or "all",
             "ms_per_step": round(1000 * result.seconds / steps, 2), "steps": steps,

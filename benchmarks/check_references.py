@@ -35,7 +35,7 @@ from routecli.baselines.reference import ReferenceBudget, cache_path, reference_
 from routecli.bench.results import git_commit
 from routecli.generate import batch_instances
 from routecli.problems import Instance, check
-from routecli.solvers import Progress, Stop
+from routecli.solvers import Progress
 
 # name: (instances of it, where they come from). The sets whose gaps routecli reports; the
 # analyses' references are a measured fraction of this budget (benchmarks/analysis_budget.py).
@@ -68,9 +68,7 @@ def recorded_run(instance: Instance, budget: ReferenceBudget,
         costs.append(progress.best)
 
     started = time.process_time()
-    run = search(instance, seed=budget.seed,
-                 stop=Stop(seconds=budget.safety_seconds, iterations=budget.iterations),
-                 no_improvement=budget.no_improvement, progress=record,
+    run = search(instance, seed=budget.seed, stop=budget.stop, progress=record,
                  early=[] if early is None else [(early.iterations, early.no_improvement)])
     return run, costs, time.process_time() - started
 

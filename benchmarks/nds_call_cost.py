@@ -41,6 +41,7 @@ from routecli.problems.geometry import augment8
 from routecli.search.asa import ASAConfig, solve
 from routecli.search.ruin import make_policy
 from routecli.search.state import SearchProblem, SearchState, from_routes
+from routecli.stop import MaxIterations
 
 DATA = data_root() or Path("../shared/benchdata")
 
@@ -62,7 +63,7 @@ def iteration_ms(problem: SearchProblem, rollouts: int, remove: int, iterations:
     for budget in (iterations, 2 * iterations):
         start = time.process_time()
         solve(problem, make_policy("strings"),
-              ASAConfig(time_limit=None, iterations=budget, rollouts=rollouts, remove=remove))
+              ASAConfig(stop=MaxIterations(budget), rollouts=rollouts, remove=remove))
         spent.append(time.process_time() - start)
     return 1000 * (spent[1] - spent[0]) / iterations
 
@@ -120,7 +121,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     problem = SearchProblem.from_instance(read_instance(DATA / "cvrplib" / "X" /
                                                         f"{args.instance}.vrp"))
-    searched = solve(problem, make_policy("strings"), ASAConfig(time_limit=None, iterations=20_000))
+    searched = solve(problem, make_policy("strings"), ASAConfig(stop=MaxIterations(20_000)))
     state = from_routes(problem, searched.solution)
     model = load_policy(args.checkpoint or default_checkpoint("cvrp"))
     print(f"{args.instance}, CPU ms per call (median of {args.repeat}), "

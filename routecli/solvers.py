@@ -1,7 +1,9 @@
-"""The solver protocol, its stopping criterion and progress reports, one registry, one runner.
+"""The solver protocol, progress reports, one registry, the options a command passes to any
+model, one runner.
 
 A solver is a module with a settings dataclass ``Settings`` (defaults and docstrings) and a
-factory ``make(settings) -> Solver``, plus one line in :data:`REGISTRY`. Modules are imported
+factory ``make(settings) -> Solver``, plus one line in :data:`REGISTRY`; it stops as a
+:mod:`routecli.stop` criterion says. Modules are imported
 lazily, so ``routecli --help`` stays fast and torch is loaded only by models that need it.
 Every command solves through :func:`run`, which times the solve, re-costs the solution on the
 instance's own scale and validates it.
@@ -12,31 +14,15 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from routecli.errors import OptionError
+from routecli.stop import Criterion
 
 if TYPE_CHECKING:  # routecli.problems loads the numba kernels; --help needs only REGISTRY
     from routecli.problems import Instance, Solution
-
-
-@dataclass(frozen=True)
-class Stop:
-    """When a solver stops: after ``seconds`` of wall clock or ``iterations`` of its main loop,
-    whichever comes first. Neither set: the solver's own default (a constructive solver
-    finishes its construction; a search runs :data:`routecli.search.solver.DEFAULT_SECONDS`).
-    """
-
-    seconds: float | None = None
-    iterations: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.seconds is not None and not self.seconds >= 0:
-            raise OptionError(f"time limit must be >= 0 seconds, got {self.seconds}")
-        if self.iterations is not None and self.iterations < 1:
-            raise OptionError(f"iteration limit must be >= 1, got {self.iterations}")
 
 
 @dataclass(frozen=True)
@@ -56,7 +42,7 @@ class Solver(Protocol):
     name: str
     problems: tuple[str, ...]
 
-    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Solution: ...
 
 
@@ -85,32 +71,60 @@ def _module(name: str) -> Any:
     return importlib.import_module(REGISTRY[name][0])
 
 
-def settings_type(name: str) -> type:
+class SolverSettings(Protocol):
+    """A model's ``Settings``: a frozen dataclass."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+def settings_type(name: str) -> type[SolverSettings]:
     """The settings dataclass of the model ``name``."""
-    settings: type = _module(name).Settings
+    settings: type[SolverSettings] = _module(name).Settings
     return settings
 
 
-def make_settings(name: str, **options: Any) -> Any:
-    """``Settings(**options)`` of model ``name``; an option the model does not take is refused
-    (``--decode`` means nothing to ``nn``), named as the command-line flag."""
+def make_settings(name: str, options: Mapping[str, Any] | None = None, *,
+                  resources: Mapping[str, Any] | None = None, **values: Any) -> SolverSettings:
+    """The ``Settings`` of model ``name``.
+
+    From a command: ``options`` are its model options by setting name, None or False when not
+    given; a given one the model does not take is refused, named as its flag, with the flags
+    of the model's own options. ``resources`` (threads, device) apply to every model: one
+    whose settings lack them does not use them. From library code: settings ``values``
+    (``rollouts=32``)."""
     cls = settings_type(name)
-    known = [f.name for f in fields(cls)]
-    for key in options:
+    known = {f.name for f in fields(cls)}
+    if options is None and resources is None:
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise OptionError(f"model {name!r} has no setting {unknown[0]!r} (its settings: "
+                              f"{', '.join(sorted(known)) or 'none'})")
+        return cls(**values)
+    if values:
+        raise TypeError("pass options and resources, or settings values, not both")
+    chosen = {k: v for k, v in (resources or {}).items() if k in known}
+    for key, value in (options or {}).items():
+        if value is None or value is False:
+            continue
         if key not in known:
-            takes = ", ".join("--" + k.replace("_", "-") for k in known) or "no options"
-            raise OptionError(f"--{key.replace('_', '-')} does not apply to model {name!r} "
-                              f"(it takes {takes})")
-    return cls(**options)
+            takes = [_flag(k) for k in (options or {}) if k in known]
+            raise OptionError(f"{_flag(key)} does not apply to model {name!r} (its own "
+                              f"options: {', '.join(takes) or 'none'})")
+        chosen[key] = value
+    return cls(**chosen)
 
 
-def make_solver(name: str, settings: Any = None, **options: Any) -> Solver:
+def _flag(setting: str) -> str:
+    return "--" + setting.replace("_", "-")
+
+
+def make_solver(name: str, settings: SolverSettings | None = None, **values: Any) -> Solver:
     """The solver ``name`` with ``settings`` (its ``Settings``), or settings built from
-    ``options`` as in :func:`make_settings`."""
+    ``values`` as in :func:`make_settings`."""
     module = _module(name)
     if settings is None:
-        settings = make_settings(name, **options)
-    elif options:
+        settings = make_settings(name, **values)
+    elif values:
         raise TypeError("pass settings or options, not both")
     elif not isinstance(settings, module.Settings):
         raise TypeError(f"model {name!r} takes {module.Settings.__name__}, "
@@ -160,7 +174,7 @@ def require_problem(solver: Solver, instance: Instance) -> None:
             f"(it solves {', '.join(p.upper() for p in solver.problems)})")
 
 
-def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
         bks: float | None = None, progress: ProgressFn | None = None) -> SolveResult:
     """Solve, time, re-cost on the instance's own scale and validate."""
     from routecli.problems import cost, validate

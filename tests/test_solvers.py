@@ -5,13 +5,13 @@ from routecli.errors import OptionError
 from routecli.solvers import (
     REGISTRY,
     Progress,
-    Stop,
     UnknownSolverError,
     make_settings,
     make_solver,
     run,
     settings_type,
 )
+from routecli.stop import MaxIterations, MaxRuntime
 
 
 def test_every_registered_model_builds_from_its_default_settings():
@@ -28,13 +28,39 @@ def test_unknown_model_and_unsupported_problem_are_user_errors():
         run(make_solver("sisr"), kp)  # nn solves knapsacks (value/weight greedy)
 
 
+COMMAND_OPTIONS = {"decode": None, "starts": None, "augment": False, "pe": None, "polish": False}
+
+
 def test_an_option_the_model_does_not_take_is_refused_by_its_flag_name():
     with pytest.raises(OptionError, match="--decode does not apply to model 'nn'"):
-        make_settings("nn", decode="sampling")
+        make_settings("nn", {**COMMAND_OPTIONS, "decode": "sampling"})
     with pytest.raises(OptionError, match="--pe does not apply to model 'miloop'"):
-        make_settings("miloop", pe="ipe")
+        make_settings("miloop", {**COMMAND_OPTIONS, "pe": "ipe"})
     with pytest.raises(OptionError, match="--augment does not apply to model 'sisr'"):
-        make_settings("sisr", augment=True)
+        make_settings("sisr", {**COMMAND_OPTIONS, "augment": True})
+
+
+def test_a_refusal_lists_only_the_options_the_command_has():
+    # sisr's settings also hold rollouts, remove, t_start...: not options of the command
+    with pytest.raises(OptionError) as err:
+        make_settings("sisr", {**COMMAND_OPTIONS, "decode": "greedy"})
+    assert str(err.value).endswith("(its own options: --polish)")
+    with pytest.raises(OptionError, match=r"its own options: none\)$"):
+        make_settings("hgs", {**COMMAND_OPTIONS, "starts": 5})
+
+
+def test_resources_apply_to_every_model():
+    for name in REGISTRY:
+        settings = make_settings(name, COMMAND_OPTIONS, resources={"threads": 1, "device": "cpu"})
+        assert isinstance(settings, settings_type(name))
+        if hasattr(settings, "threads"):
+            assert settings.threads == 1
+
+
+def test_library_settings_are_checked_by_name():
+    with pytest.raises(OptionError, match="model 'sisr' has no setting 'warp'"):
+        make_settings("sisr", warp=9)
+    assert make_settings("sisr", rollouts=3).rollouts == 3
 
 
 def test_settings_of_another_model_are_a_type_error():
@@ -44,9 +70,9 @@ def test_settings_of_another_model_are_a_type_error():
 
 def test_stop_rejects_negative_budgets():
     with pytest.raises(OptionError):
-        Stop(seconds=-1)
+        MaxRuntime(-1)
     with pytest.raises(OptionError):
-        Stop(iterations=0)
+        MaxIterations(0)
 
 
 def test_run_recosts_validates_and_computes_the_gap():
@@ -60,7 +86,7 @@ def test_run_recosts_validates_and_computes_the_gap():
 def test_hgs_reports_its_best_cost_as_it_improves():
     inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=2))[0]
     seen: list[Progress] = []
-    result = run(make_solver("hgs"), inst, seed=1, stop=Stop(iterations=200),
+    result = run(make_solver("hgs"), inst, seed=1, stop=MaxIterations(200),
                  progress=seen.append)
     assert result.feasible
     bests = [p.best for p in seen]

@@ -26,13 +26,12 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from routecli.errors import OptionError
-
-Loss = Literal["dpo", "reinforce"]
+from routecli.miloop.options import Loss
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,8 @@ def search_rows(problem: str, size: int, num: int, seed: int, shifts: list[str],
     """Per (shift, method, instance): the NDS search with removal policy ``method`` on
     ``iterations`` iterations (seed ``seed``) against the PyVRP reference; ``reference`` rows
     hold PyVRP itself (gap 0)."""
-    from routecli.solvers import Stop, make_solver, run
+    from routecli.solvers import make_solver, run
+    from routecli.stop import MaxIterations
 
     solvers = {m: make_solver("nds", policy=m, threads=threads) for m in methods}
     rows: list[dict[str, Any]] = []
@@ -126,7 +127,7 @@ def search_rows(problem: str, size: int, num: int, seed: int, shifts: list[str],
                          "cost": float(ref_cost), "gap_pct": 0.0, "seconds": math.nan})
             for method in methods:
                 result = run(solvers[method], instance, seed=seed,
-                             stop=Stop(iterations=iterations), bks=float(ref_cost))
+                             stop=MaxIterations(iterations), bks=float(ref_cost))
                 if not result.feasible:
                     raise RuntimeError(f"{method} returned an infeasible solution of {shift} "
                                        f"instance {k}: {result.problems[0]}")

@@ -30,7 +30,8 @@ from routecli.problems import (
     TSPInstance,
     VRPTWInstance,
 )
-from routecli.solvers import ProgressFn, Stop
+from routecli.solvers import ProgressFn
+from routecli.stop import Criterion
 
 _INF = np.inf
 
@@ -109,7 +110,7 @@ class NearestNeighbour:
     name = "nn"
     problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp", "kp")
 
-    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Solution:
         if isinstance(instance, KPInstance):
             return Selection(greedy_selection(instance.weights, instance.values, instance.capacity))

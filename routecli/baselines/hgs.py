@@ -12,14 +12,12 @@ instance on its own scale.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyvrp
 
-from routecli.errors import OptionError
 from routecli.problems import (
     CVRPInstance,
     Instance,
@@ -30,10 +28,10 @@ from routecli.problems import (
     TSPInstance,
     VRPTWInstance,
 )
-from routecli.solvers import Progress, ProgressFn, Stop
+from routecli.solvers import Progress, ProgressFn
+from routecli.stop import Criterion, Watch, search_budget
 
 EXACT_SCALE = 10_000
-DEFAULT_TIME_LIMIT = 10.0
 _UNLIMITED = np.iinfo(np.int64).max
 
 
@@ -125,19 +123,14 @@ def to_solution(instance: Instance, result_routes: list[list[int]]) -> Tour | Ro
 
 
 class _Watch:
-    """PyVRP stopping criterion: the run's :class:`Stop` (wall clock and iterations), an optional
-    limit on iterations without a better solution, and a progress report whenever PyVRP's best
-    cost improves. PyVRP calls it before every iteration with the best cost so far, in its
-    integer units, so call ``k`` comes after ``k`` iterations."""
+    """PyVRP stopping criterion: the run's criterion (:func:`routecli.stop.search_budget`)
+    and a progress report whenever PyVRP's best cost improves. PyVRP calls it before every
+    iteration with the best cost so far, in its integer units, so call ``k`` comes after ``k``
+    iterations."""
 
-    def __init__(self, stop: Stop, no_improvement: int | None, progress: ProgressFn | None,
-                 scale: float, early: Sequence[tuple[int, int]] = ()):
-        deterministic = stop.iterations is not None or no_improvement is not None
-        seconds = stop.seconds if stop.seconds is not None or deterministic else DEFAULT_TIME_LIMIT
-        self.started = time.perf_counter()
-        self.deadline = None if seconds is None else self.started + seconds
-        self.max_iterations = stop.iterations
-        self.no_improvement = no_improvement
+    def __init__(self, stop: Criterion | None, progress: ProgressFn | None, scale: float,
+                 early: Sequence[tuple[int, int]] = ()):
+        self.watch = Watch(search_budget(stop))
         self.progress = progress
         self.scale = scale
         self.calls = 0
@@ -156,17 +149,15 @@ class _Watch:
             self.best = best_cost
             self.improved_at.append(iteration)
             if self.progress is not None:
-                self.progress(Progress(time.perf_counter() - self.started,
-                                       best=best_cost / self.scale))
+                self.progress(Progress(self.watch.elapsed, best=best_cost / self.scale))
         for k, (most, stall) in enumerate(self.early):
             if self.early_best[k] is None and (
                     iteration >= most or iteration - self.improved_at[-1] >= stall):
                 self.early_best[k], self.early_at[k] = self.latest, iteration
-        if self.max_iterations is not None and iteration >= self.max_iterations:
+        self.watch.record(iteration, best_cost)
+        if self.watch.out_of_iterations():
             return True
-        if self.no_improvement is not None and iteration - self.improved_at[-1] >= self.no_improvement:
-            return True
-        self.timed_out = self.deadline is not None and time.perf_counter() >= self.deadline
+        self.timed_out = self.watch.out_of_time()
         return self.timed_out
 
 
@@ -197,19 +188,18 @@ class Run:
     early_iterations: list[int] = field(default_factory=list)
 
 
-def search(instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
-           no_improvement: int | None = None, progress: ProgressFn | None = None,
-           early: Sequence[tuple[int, int]] = ()) -> Run:
-    """Run PyVRP on ``instance`` until ``stop`` or ``no_improvement`` iterations without a
-    better solution, whichever comes first. Without a wall-clock limit and with an iteration
-    criterion the run is deterministic for a fixed ``seed``.
+def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
+           progress: ProgressFn | None = None, early: Sequence[tuple[int, int]] = ()) -> Run:
+    """Run PyVRP on ``instance`` until ``stop`` (:func:`routecli.stop.search_budget`). Stopped
+    by iterations or iterations without improvement, not by the clock, the run is
+    deterministic for a fixed ``seed``.
 
     ``early = [(iterations, no_improvement), ...]``: also return, for each pair, the best
     solution at the point where these smaller limits stop the same run, which is the result of
     a run with them (the criterion only watches the search), at no extra cost.
     """
     data = problem_data(instance)
-    watch = _Watch(stop, no_improvement, progress, _scale(instance), early)
+    watch = _Watch(stop, progress, _scale(instance), early)
     params = pyvrp.SolveParams(ils=pyvrp.IteratedLocalSearchParams(callbacks=_Latest(watch))) \
         if early else pyvrp.SolveParams()
     result = pyvrp.solve(data, watch, seed=seed, collect_stats=False, display=False,
@@ -230,30 +220,20 @@ class HGS:
     name = "hgs"
     problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp")
 
-    def __init__(self, no_improvement: int | None = None):
-        self.no_improvement = no_improvement
+    def __init__(self) -> None:
         self.last: Run | None = None  # the latest solve's run (iterations, for rates)
 
-    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Tour | Routes:
-        self.last = search(instance, seed=seed, stop=stop, no_improvement=self.no_improvement,
-                           progress=progress)
+        self.last = search(instance, seed=seed, stop=stop, progress=progress)
         return self.last.solution
 
 
 @dataclass(frozen=True)
 class Settings:
-    """PyVRP runs with its default parameters; the budget is the run's :class:`Stop`
-    (default :data:`DEFAULT_TIME_LIMIT` seconds) and ``no_improvement``."""
-
-    no_improvement: int | None = None
-    """Also stop after this many iterations without a better solution (deterministic for a
-    fixed seed, unlike a time limit)."""
-
-    def __post_init__(self) -> None:
-        if self.no_improvement is not None and self.no_improvement < 1:
-            raise OptionError(f"no_improvement must be >= 1, got {self.no_improvement}")
+    """PyVRP runs with its default parameters (one thread) and no settings of its own; the
+    budget is the stopping criterion."""
 
 
 def make(settings: Settings) -> HGS:
-    return HGS(settings.no_improvement)
+    return HGS()

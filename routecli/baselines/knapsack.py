@@ -21,7 +21,8 @@ import numpy as np
 
 from routecli.errors import OptionError
 from routecli.problems import Instance, KPInstance, Selection
-from routecli.solvers import ProgressFn, Stop
+from routecli.solvers import ProgressFn
+from routecli.stop import Criterion, Watch
 
 FEASIBILITY = 1e-7  # HiGHS's primal feasibility tolerance
 
@@ -87,14 +88,15 @@ class ExactKnapsack:
     name = "exact"
     problems = ("kp",)
 
-    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Selection:
         if not isinstance(instance, KPInstance):
             raise OptionError(f"exact solves knapsacks, not {instance.problem.upper()}")
-        if stop.iterations is not None:
+        limits = Watch(stop).limits
+        if limits.iterations is not None or limits.no_improvement is not None:
             raise OptionError("exact takes a time limit, not an iteration limit")
         started = time.perf_counter()
-        chosen, _ = optimum(instance.weights, instance.values, instance.capacity, stop.seconds)
+        chosen, _ = optimum(instance.weights, instance.values, instance.capacity, limits.seconds)
         if progress is not None:
             from routecli.solvers import Progress
 

@@ -36,7 +36,7 @@ from routecli.atomic import atomic_write
 from routecli.baselines.hgs import search
 from routecli.errors import OptionError
 from routecli.problems import Instance, Routes, Solution, Tour, check, cost
-from routecli.solvers import Stop
+from routecli.stop import Criterion, FirstOf, MaxIterations, MaxRuntime, NoImprovement
 
 SOLVER = "hgs"
 
@@ -72,6 +72,12 @@ class ReferenceBudget:
         return replace(self, iterations=max(1, round(self.iterations * factor)),
                        no_improvement=max(1, round(self.no_improvement * factor)),
                        safety_seconds=self.safety_seconds * max(1.0, factor))
+
+    @property
+    def stop(self) -> Criterion:
+        """The run's stopping criterion: the iteration counts, and the safety cap."""
+        return FirstOf(MaxIterations(self.iterations), NoImprovement(self.no_improvement),
+                       MaxRuntime(self.safety_seconds))
 
     @property
     def key(self) -> str:
@@ -165,9 +171,7 @@ def decode(data: dict[str, np.ndarray]) -> Tour | Routes:
 def solve_reference(instance: Instance, budget: ReferenceBudget) -> tuple[Tour | Routes, bool]:
     """PyVRP's solution of ``instance`` on ``budget``, checked feasible, and whether the safety
     cap cut the run."""
-    run = search(instance, seed=budget.seed,
-                 stop=Stop(seconds=budget.safety_seconds, iterations=budget.iterations),
-                 no_improvement=budget.no_improvement)
+    run = search(instance, seed=budget.seed, stop=budget.stop)
     check(instance, run.solution)
     return run.solution, run.timed_out
 
@@ -198,7 +202,7 @@ def _rate(instance: Instance, seed: int, iterations: int = 200) -> float:
     """PyVRP iterations per second on ``instance`` right now (a short run; the iteration
     budget of a reference is deterministic, its time depends on the machine's load)."""
     started = time.perf_counter()
-    search(instance, seed=seed, stop=Stop(iterations=iterations))
+    search(instance, seed=seed, stop=MaxIterations(iterations))
     return iterations / max(time.perf_counter() - started, 1e-9)
 
 

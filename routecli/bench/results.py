@@ -22,7 +22,8 @@ from typing import Any
 
 from routecli.atomic import append_csv_rows
 from routecli.bench.sets import data_root
-from routecli.solvers import SolveResult, Stop
+from routecli.solvers import SolveResult
+from routecli.stop import Criterion, describe
 
 
 @dataclass(frozen=True)
@@ -103,13 +104,16 @@ class ResultRow:
 
     @classmethod
     def of(cls, result: SolveResult, *, set_name: str, file: str | Path | None, solver: str,
-           settings: Any, seed: int, stop: Stop, provenance: Provenance) -> ResultRow:
+           settings: Any, seed: int, stop: Criterion | None,
+           provenance: Provenance) -> ResultRow:
         """The row of one :class:`routecli.solvers.SolveResult`; ``settings`` a dataclass
         (or None), stored as JSON."""
         text = json.dumps(asdict(settings), sort_keys=True) if settings is not None else "{}"
+        limits = describe(stop)
         return cls(provenance.commit, provenance.date, provenance.command, set_name,
                    result.instance, portable_path(file) if file is not None else "",
-                   result.problem, result.size, solver, text, seed, stop.seconds, stop.iterations,
+                   result.problem, result.size, solver, text, seed, limits["seconds"],
+                   limits["iterations"],
                    result.cost, result.bks, result.gap, result.seconds, result.feasible,
                    "; ".join(result.problems[:3]))
 

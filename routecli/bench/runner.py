@@ -25,7 +25,8 @@ from routecli.bench.results import COLUMNS, Provenance, ResultLog, ResultRow, po
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution, written_by_routecli
 from routecli.plots.figure import png_made_by
-from routecli.solvers import Solver, Stop, make_solver, run
+from routecli.solvers import Solver, make_solver, run
+from routecli.stop import Criterion, describe
 
 BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.bench.results
 
@@ -34,6 +35,7 @@ RUN_FILE = "run.json"
 RESULTS_FILE = "results.csv"
 SOLUTIONS_DIR = "solutions"
 LOCK_FILE = ".routecli-bench.lock"
+PROBE_PREFIX = ".routecli-bench-probe"  # the writability check's temporary file
 SOLUTION_SUFFIXES = (".sol", ".tour")
 RUN_MARK_KEY = "written_by"
 RUN_MARK = "routecli bench"
@@ -71,7 +73,7 @@ def completed(csv_path: Path) -> set[str]:
     return {r.file for r in read_rows(csv_path)}
 
 
-def solve_file(path: Path, solver: Solver, settings: Any, seed: int, stop: Stop,
+def solve_file(path: Path, solver: Solver, settings: Any, seed: int, stop: Criterion | None,
                solutions_dir: Path | None, rounding: str | None,
                provenance: Provenance) -> BenchRow:
     """Read, solve, validate and (if feasible) write the solution of one instance file."""
@@ -103,10 +105,10 @@ def _solve_job(args: tuple) -> BenchRow:
     return solve_file(args[0], _worker_solver, *args[1:])
 
 
-def run_config(model: str, settings: Any, seed: int, stop: Stop,
+def run_config(model: str, settings: Any, seed: int, stop: Criterion | None,
                rounding: str | None) -> dict[str, Any]:
     """What identifies a benchmark run (stored as ``run.json``)."""
-    return {"model": model, "settings": asdict(settings), "seed": seed, "stop": asdict(stop),
+    return {"model": model, "settings": asdict(settings), "seed": seed, "stop": describe(stop),
             "rounding": rounding or "file"}
 
 
@@ -133,14 +135,18 @@ def _refuse_foreign_folder(out: Path, force: bool) -> None:
     fresh = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
+        with tempfile.TemporaryFile(dir=out, prefix=PROBE_PREFIX):
             pass
     except OSError as exc:
         raise OptionError(f"--out {out}: cannot write in it "
                           f"({exc.strerror or type(exc).__name__})") from None
-    # the lock alone: a run that has just created the folder, or one that died there
-    if fresh or force or (out / RUN_FILE).exists() or \
-            not any(p.name != LOCK_FILE for p in out.iterdir()):
+    # One listing, as another run may be creating files meanwhile. The lock (only routecli
+    # bench makes it, before any other file): a run that has just created the folder, or one
+    # that died there; the lock itself then decides. Another run's writability probe may show
+    # up too (a named file where O_TMPFILE is missing).
+    names = {p.name for p in out.iterdir()}
+    if fresh or force or RUN_FILE in names or LOCK_FILE in names or \
+            all(name.startswith(PROBE_PREFIX) for name in names):
         return
     raise OptionError(f"--out {out} holds files and is not a routecli bench run folder; "
                       "refusing to write into it (--force writes into it)")
@@ -232,7 +238,7 @@ def bench_folder(out: Path, files: list[Path], config: dict[str, Any],
 
 
 def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: int = 0,
-              stop: Stop = Stop(), jobs: int = 1, rounding: str | None = None,
+              stop: Criterion | None = None, jobs: int = 1, rounding: str | None = None,
               force: bool = False, on_start: Callable[[int], None] | None = None,
               on_row: Callable[[BenchRow], None] | None = None,
               finish: Callable[[list[BenchRow]], object] | None = None) -> list[BenchRow]:

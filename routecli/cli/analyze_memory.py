@@ -9,8 +9,9 @@ from typing import Any
 import typer
 
 from routecli.cli.analyze import OUT_HELP, check_out, command_line, fmt, write_rows
-from routecli.cli.common import console
+from routecli.cli.common import Device, Threads, console, cpu_device
 from routecli.errors import OptionError
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 
 def memory(
@@ -22,15 +23,16 @@ def memory(
                                          "this trained checkpoint, e.g. a dynamic-embedding "
                                          "model trained with --no-memory (the paper's "
                                          "baseline); repeatable."),
-    size: int = typer.Option(100, "--size", "-n", min=3, metavar="N",
+    size: int = typer.Option(100, "--size", min=3, metavar="N",
                              help="Nodes (TSP) or customers (CVRP); the paper: TSP-100."),
     num: int = typer.Option(16, "--num", min=1, metavar="N", help="Uniform instances."),
     seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the instance generator."),
-    threads: int = typer.Option(1, "--threads", min=1, metavar="N", help="Torch CPU threads."),
+    threads: Threads = DEFAULT_THREADS,
+    device: Device = DEFAULT_DEVICE,
     out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP
                              + " JSON adds the per-step means."),
-    plot: Path = typer.Option(None, "--plot", metavar="FILE.png", help="Plot the per-step "
-                              "means (the paper's Figure 3)."),
+    figure: Path = typer.Option(None, "--figure", metavar="FILE", help="Plot the per-step "
+                                "means (the paper's Figure 3) to this .png file."),
 ) -> None:
     """Cosine similarity of node representations across the steps of a greedy rollout (MiLoop
     Table 8): each unvisited node's representation against the previous step's (centred, Eq.
@@ -53,9 +55,10 @@ def memory(
 
     if problem not in PROBLEMS:
         raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
+    cpu_device(device, "analyze memory")
     check_out(out)
-    if plot is not None and plot.suffix != ".png":
-        raise OptionError(f"--plot must end in .png, got {plot}")
+    if figure is not None and figure.suffix != ".png":
+        raise OptionError(f"--figure must end in .png, got {figure}")
     torch.set_num_threads(threads)
     path = checkpoint or shipped(f"miloop-{problem}.pt")
     model = load_policy(path)
@@ -97,7 +100,7 @@ def memory(
     if out is not None and out.suffix == ".json":
         meta["steps"] = {r.label: [vars(s) for s in r.steps] for r in results}
     write_rows(out, rows, meta)
-    if plot is not None:
-        plot_dynamics(results, str(plot), f"{problem.upper()}-{size}, {num} greedy rollouts, "
+    if figure is not None:
+        plot_dynamics(results, str(figure), f"{problem.upper()}-{size}, {num} greedy rollouts, "
                       f"seed {seed}")
-        console.print(f"wrote {plot}")
+        console.print(f"wrote {figure}")

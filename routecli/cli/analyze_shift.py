@@ -11,8 +11,9 @@ import typer
 
 from routecli.cli import choices
 from routecli.cli.analyze import OUT_HELP, check_out, check_positive, command_line, fmt, write_rows
-from routecli.cli.common import JOBS_HELP, console
+from routecli.cli.common import JOBS_HELP, Device, Threads, console, cpu_device
 from routecli.errors import OptionError
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 SHIFT_HELP = ("all, or comma-separated shifts from " + ", ".join(choices.SHIFTS) + " (uniform, "
               "the training distribution, is always measured: every change is taken from it).")
@@ -23,7 +24,7 @@ def shift(
     problem: str = typer.Option("cvrp", "--problem", metavar="NAME", help="cvrp, vrptw or "
                                 "pcvrp (the shipped nds-PROBLEM.pt policy); ignored with "
                                 "--compare-pe."),
-    size: int = typer.Option(100, "--size", "-n", min=2, metavar="N", help="Customers (the "
+    size: int = typer.Option(100, "--size", min=2, metavar="N", help="Customers (the "
                              "paper: 500)."),
     num: int = typer.Option(8, "--num", min=1, metavar="N", help="Instances per shift."),
     methods: str = typer.Option("learned,strings,random", "--method", metavar="NAMES",
@@ -47,7 +48,8 @@ def shift(
     seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the instances and the "
                              "search (--compare-pe: the run's test seed)."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
-    threads: int = typer.Option(1, "--threads", min=1, metavar="N", help="Torch CPU threads."),
+    threads: Threads = DEFAULT_THREADS,
+    device: Device = DEFAULT_DEVICE,
     out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP + " JSON adds "
                              "the per-instance (per-model) rows."),
 ) -> None:
@@ -67,6 +69,7 @@ def shift(
         search_rows,
     )
 
+    cpu_device(device, "analyze shift")
     names = parse_shifts(shifts)
     check_out(out)
     check_positive("--ref-budget", ref_budget)

@@ -9,38 +9,18 @@ from pathlib import Path
 import typer
 
 from routecli.cli import choices
-from routecli.cli.common import (
-    JOBS_HELP,
-    Augment,
-    Candidates,
-    Checkpoint,
-    Decode,
-    Iterations,
-    ModelName,
-    ModelThreads,
-    Polish,
-    PositionalEncoding,
-    RemovalPolicy,
-    Rounding,
-    Seed,
-    Starts,
-    TimeLimit,
-    console,
-    fmt_gap,
-    model_options,
-    threads_for,
-)
+from routecli.cli.common import JOBS_HELP, Rounding, console, fmt_gap
+from routecli.cli.model_options import RunOptions, run_options
 from routecli.errors import OptionError
 
 
+@run_options
 def bench(
     targets: list[str] = typer.Argument(None, metavar="INPUT", help="Instance files or folders "
                                         "(in addition to --set)."),
-    sets: list[str] = typer.Option([], "--set", metavar="NAME", help="Named set ("
+    sets: list[str] = typer.Option([], "--set", metavar="SET", help="Named set ("
                                    + ", ".join(choices.BENCH_SETS) + "), a folder, or a file; "
                                    "repeatable."),
-    *,  # lets the required --model (no default) follow options that have one
-    model: ModelName,
     out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", help="Output folder: "
                              "results.csv, report.md, gap_vs_size.png, solutions/. Rerunning "
                              "skips finished instances. A folder that holds files and is not a "
@@ -49,9 +29,6 @@ def bench(
     force: bool = typer.Option(False, "--force", help="Let --out write into a folder that is "
                                "not a bench run folder and replace files routecli did not "
                                "write."),
-    time_limit: TimeLimit = None,
-    iterations: Iterations = None,
-    seed: Seed = 0,
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N",
                              help=JOBS_HELP),
     data_root: Path | None = typer.Option(None, "--data-root", metavar="FOLDER",
@@ -61,16 +38,9 @@ def bench(
                                         "another run, shown side by side in the report."),
     max_size: int | None = typer.Option(None, "--max-size", min=1, metavar="N", help="Skip "
                                         "instances larger than this."),
-    decode: Decode = None,
-    starts: Starts = None,
-    augment: Augment = False,
-    checkpoint: Checkpoint = None,
-    candidates: Candidates = None,
-    pe: PositionalEncoding = None,
-    policy: RemovalPolicy = None,
-    polish: Polish = False,
     rounding: Rounding = "file",
-    threads: ModelThreads = None,
+    *,
+    options: RunOptions,
 ) -> None:
     """Solve a benchmark set, validate every solution, report gaps by size bucket."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -78,17 +48,14 @@ def bench(
     from routecli.bench import read_rows_for, resolve, run_bench, summarise, write_report
     from routecli.bench.report import REPORT_FILE
     from routecli.io import read_instance
-    from routecli.solvers import Stop, make_settings
 
     files = resolve([*sets, *(targets or [])], data_root)
     if not files:
         raise OptionError("nothing to solve: pass --set, folders or files")
     if max_size is not None:
         files = [f for f in files if read_instance(f, rounding).size <= max_size]
-    settings = make_settings(model, **model_options(
-        decode=decode, starts=starts, augment=augment, checkpoint=checkpoint,
-        candidates=candidates, pe=pe, policy=policy, polish=polish,
-        threads=threads_for(model, threads)))
+    model = options.model
+    settings = options.settings()
     other = read_rows_for(compare) if compare is not None else None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
@@ -106,8 +73,7 @@ def bench(
         def report(rows: list) -> None:
             write_report(rows, out, f"routecli bench: {model}", other, command)
 
-        rows = run_bench(files, model, settings, out, seed=seed,
-                         stop=Stop(seconds=time_limit, iterations=iterations),
+        rows = run_bench(files, model, settings, out, seed=options.seed, stop=options.stop(),
                          jobs=jobs, rounding=None if rounding == "file" else rounding,
                          force=force, on_start=start, on_row=advance, finish=report)
     for problem, summaries in summarise(rows).items():

@@ -3,7 +3,9 @@ lives in a module that loads torch, scipy or numba.
 
 Typer builds every command's help when the program starts, so taking these lists from their
 home modules would make ``routecli --help`` import torch (seconds). They are copied here
-instead; ``tests/cli/test_choices.py`` checks every copy against its source.
+instead; ``tests/cli/test_choices.py`` checks every copy against its source. Typed options
+(decoding, removal policy, precision, loss, ...) are not copied: their ``Literal`` types live
+in torch-free ``options`` modules beside the models, which the commands import.
 """
 
 from __future__ import annotations
@@ -34,15 +36,6 @@ PE_PLOTS = ("heatmap", "similarity", "channels", "angles", "pca")
 # routecli.pe.routing.SCHEDULES, AMPLITUDES
 IPE_SCHEDULES = ("integer", "geometric")
 IPE_AMPLITUDES = ("harmonic", "flat")
-# routecli.miloop.decode.DECODES
-DECODES = ("greedy", "sampling", "multistart")
-# routecli.search.ruin.POLICIES (sisr); nds takes these and "learned"
-REMOVAL_POLICIES = ("random", "strings")
-# routecli.nds.policy.PROBLEMS
-NDS_PROBLEMS = ("cvrp", "vrptw", "pcvrp")
-# routecli.search.solver.DEFAULT_SECONDS and routecli.baselines.hgs.DEFAULT_TIME_LIMIT: the
-# time limit of a search (sisr, nds, hgs) given neither --time-limit nor --iterations
-SEARCH_SECONDS = 10.0
 # routecli.generate.DISTRIBUTIONS
 DISTRIBUTIONS = ("uniform", "clustered", "mixed", "explosion")
 # routecli.analysis.shift.SHIFTS

@@ -1,6 +1,6 @@
-"""Shared CLI plumbing: the app and command classes, consoles, number formats, the option
-help texts several commands share, so that one option reads the same everywhere, and the model
-options of ``solve`` and ``bench``, declared once.
+"""Shared CLI plumbing: the app and command classes, consoles, number formats, and the options
+several commands share (resources, stopping, distance rule), declared once so that one option
+reads and checks the same everywhere (docs/vocabulary.md).
 
 Nothing here imports torch, numba or scipy: every command module is imported when the program
 starts (Typer builds all the help up front), so heavy imports belong inside the commands.
@@ -20,64 +20,57 @@ from routecli.cli import choices
 from routecli.errors import OptionError
 from routecli.limits import BKS_RULE
 from routecli.limits import check_bks as check_bks  # the commands' --bks check
-from routecli.solvers import REGISTRY
+from routecli.resources import DEVICE_HELP, SEED_HELP, check_seed, check_threads, resolve_device
+from routecli.stop import DEFAULT_SECONDS, MAX_SECONDS
 
 # -h as well as --help, in every command (click hands these settings down to subcommands).
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
-DEFAULT_THREADS = 1  # torch threads: the default, one per core, crawls on a core other jobs use
+THREADS_HELP = ("Torch CPU threads, 1 to the core count (models without torch use one); more "
+                "pay off only on cores no other job is using.")
+JOBS_HELP = "Parallel worker processes."
+BKS_HELP = (f"Best-known value to compute the gap against: {BKS_RULE} (default: a published "
+            ".sol/.opt.tour beside the instance, then the packaged registry).")
 ROUND_HELP = ("Distance rule: file (the file's own), "
               + ", ".join(r for r in choices.ROUND if r not in ("file", "none"))
               + "; none is exact (float Euclidean).")
-THREADS_HELP = ("Torch CPU threads of neural models; more pay off only on cores no other job "
-                "is using.")
-JOBS_HELP = "Parallel worker processes."
-SEED_HELP = "Random seed."
-BKS_HELP = (f"Best-known value to compute the gap against: {BKS_RULE} (default: a published "
-            ".sol/.opt.tour beside the instance, then the packaged registry).")
 
-# The options solve and bench share, one declaration each; a command gives the default in its
-# signature (``seed: Seed = 0``), as Typer takes it from there when the type is Annotated.
-ModelName = Annotated[str, typer.Option("--model", "-m", metavar="NAME",
-                                        help=f"Solver: {', '.join(REGISTRY)}.")]
+
+# Callbacks raise OptionError, which main() prints as one line (exit 2).
+def _seed(value: int | None) -> int | None:
+    return None if value is None else check_seed(value)
+
+
+def _device(value: str) -> str:
+    """A device name as given, checked: its syntax always, a CUDA device's presence when
+    named (auto is resolved where torch runs, so that --help and torch-free models never load
+    torch)."""
+    if value.strip().lower() in ("auto", "cpu"):
+        return value.strip().lower()
+    resolve_device(value)
+    return value
+
+
+# The resource options, one declaration each for every command that takes them; a command
+# gives the default in its signature (``seed: Seed = 0``), as Typer takes it from there.
+Seed = Annotated[int, typer.Option("--seed", metavar="N", help=SEED_HELP, callback=_seed)]
+Threads = Annotated[int, typer.Option("--threads", metavar="N", help=THREADS_HELP,
+                                      callback=check_threads)]
+Device = Annotated[str, typer.Option("--device", metavar="NAME", help=DEVICE_HELP,
+                                     callback=_device)]
 TimeLimit = Annotated[float | None, typer.Option(
-    "--time-limit", "-t", min=0.0, metavar="SECONDS",
-    help=f"Seconds per instance (default: hgs, sisr and nds search {choices.SEARCH_SECONDS:g} s; "
-    "the other models run to completion). miloop starts no rollouts after it and returns the "
-    "best finished; nn always finishes within milliseconds.")]
+    "--time-limit", "-t", metavar="SECONDS",
+    help=f"Seconds per instance, at most {MAX_SECONDS:.0f} (a week; default: hgs, sisr and nds "
+    f"search {DEFAULT_SECONDS:g} s unless --iterations is given; the other models run to "
+    "completion). miloop starts no rollouts after it and returns the best finished; nn always "
+    "finishes within milliseconds.")]
 Iterations = Annotated[int | None, typer.Option(
-    "--iterations", min=1, metavar="N",
-    help="Iteration limit per instance (searches: hgs, sisr, nds).")]
-Seed = Annotated[int, typer.Option("--seed", metavar="N", help=SEED_HELP)]
+    "--iterations", metavar="N",
+    help="Iteration limit per instance (hgs, sisr, nds; dact: moves).")]
+NoImprovementLimit = Annotated[int | None, typer.Option(
+    "--no-improvement", metavar="N",
+    help="Stop after N iterations without a better solution (hgs, sisr, nds, dact).")]
 Rounding = Annotated[str, typer.Option("--round", metavar="RULE", help=ROUND_HELP)]
-Decode = Annotated[str | None, typer.Option(
-    "--decode", metavar="METHOD",
-    help=f"MiLoop decoding: {', '.join(choices.DECODES)} (default {choices.DECODES[0]}).")]
-Starts = Annotated[int | None, typer.Option(
-    "--starts", min=1, metavar="M",
-    help="MiLoop multistart M (distinct first nodes) or samples (default 100).")]
-Augment = Annotated[bool, typer.Option("--augment",
-                                       help="MiLoop: 8-fold symmetry augmentation.")]
-Checkpoint = Annotated[Path | None, typer.Option(
-    "--checkpoint", metavar="FILE",
-    help="Weights of miloop or nds (default: the shipped checkpoint).")]
-Candidates = Annotated[int | None, typer.Option(
-    "--candidates", min=0, metavar="K",
-    help="MiLoop: attend only to the K nearest allowed nodes per step (default: 200 for TSP, "
-    "400 for CVRP above 1000 nodes; 0 = always all nodes).")]
-PositionalEncoding = Annotated[str | None, typer.Option(
-    "--pe", metavar="NAME",
-    help=f"nds positional encoding (default: the checkpoint's): {', '.join(choices.PE_NAMES)}.")]
-RemovalPolicy = Annotated[str | None, typer.Option(
-    "--policy", metavar="NAME",
-    help=f"Removal policy: sisr takes {' or '.join(choices.REMOVAL_POLICIES)} (default strings), "
-    "nds also learned (its default).")]
-Polish = Annotated[bool, typer.Option("--polish",
-                                      help="sisr, nds: local-search polish of the result.")]
-# --threads stays None unless given, so nn and hgs can still refuse an explicit --threads, and
-# threads_for() supplies the default; the help shows it as click would.
-ModelThreads = Annotated[int | None, typer.Option(
-    "--threads", min=1, metavar="N", help=f"{THREADS_HELP}  [default: {DEFAULT_THREADS}]")]
 
 console = Console(highlight=False, soft_wrap=True)
 # emoji=False: input echoed in a message (e.g. ':smile:') must print as written
@@ -150,26 +143,6 @@ def fmt_cost(cost: float | None) -> str:
     return f"{cost:,.0f}" if float(cost).is_integer() else f"{cost:,.4f}"
 
 
-def model_options(**given: Any) -> dict[str, Any]:
-    """The model options a user actually gave (None and unset flags dropped), for
-    :func:`routecli.solvers.make_settings`, which refuses those the model does not take."""
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in given.items()
-            if v is not None and v is not False}
-
-
-def threads_for(model: str, threads: int | None) -> int | None:
-    """``--threads`` as given, else :data:`DEFAULT_THREADS` for a model that runs torch (and
-    nothing for one that does not, which would refuse the option)."""
-    from dataclasses import fields
-
-    from routecli.solvers import settings_type
-
-    if threads is not None:
-        return threads
-    takes = {f.name for f in fields(settings_type(model))}
-    return DEFAULT_THREADS if "threads" in takes else None
-
-
 def check_writable(path: Path, what: str) -> None:
     """Refuse, before any work, an output ``path`` that cannot be written: a folder, or one
     whose nearest existing parent is a file or a folder we may not create files in. The test
@@ -188,3 +161,25 @@ def check_writable(path: Path, what: str) -> None:
     except OSError as exc:
         raise OptionError(f"{what} {path}: cannot write in {parent} "
                           f"({exc.strerror or type(exc).__name__})") from None
+
+
+def deprecated(old: str, new: str) -> Any:
+    """The callback of a hidden old spelling: a one-line note on stderr when it is used (old
+    spellings stay for one release)."""
+
+    def note(value: Any) -> Any:
+        if value is not None and value is not False:
+            err_console.print(f"note: {old} is deprecated and goes in the next release; use "
+                              f"{new}", markup=False)
+        return value
+
+    return note
+
+
+def cpu_device(device: str, command: str) -> str:
+    """``--device`` of a command whose computation runs on the CPU only: auto is the CPU, a
+    CUDA device is refused (after its presence is checked, as everywhere)."""
+    if device not in ("auto", "cpu"):
+        raise OptionError(f"--device {device}: {command} computes on the CPU only (use cpu or "
+                          "auto)")
+    return "cpu"

@@ -9,31 +9,46 @@ from typing import Annotated
 
 import typer
 
+from routecli.cli.common import Device, Threads, deprecated, err_console
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
+
+TABLE4 = "table4"  # the default set of encodings, and the one whose summary is summary.md
+
 
 def compare_pe(
-    problem: Annotated[str, typer.Option(help="cvrp, vrptw or pdtsp")] = "cvrp",
+    problem: Annotated[str, typer.Option(metavar="NAME", help="cvrp, vrptw or pdtsp.")] = "cvrp",
     size: Annotated[int, typer.Option(
-        help="CVRP, VRPTW: customers (paper: 100); PDTSP: nodes with the depot (paper: 21, 51, "
-             "101)")] = 20,
+        metavar="N", help="CVRP, VRPTW: customers (paper: 100); PDTSP: nodes with the depot "
+        "(paper: 21, 51, 101).")] = 20,
     pe: Annotated[str, typer.Option(
-        help="all (= table4: the 14 encodings of Table 4), table10, table11, table12, table6 "
-             "(N2S's own PE vs IPE+XPE), or a comma list of registry names, each optionally "
-             "NAME:key=value (e.g. ipe_inv_xpe:xpe_aggregate=mean)")] = "all",
-    seeds: Annotated[int, typer.Option(help="seeds 0..N-1 per PE")] = 3,
+        metavar="NAMES",
+        help="table4 (the 14 encodings of Table 4), table10, table11, table12, table6 (N2S's "
+        "own PE vs IPE+XPE), or a comma list of registry names, each optionally "
+        "NAME:key=value (e.g. ipe_inv_xpe:xpe_aggregate=mean).")] = TABLE4,
+    runs: Annotated[int, typer.Option(
+        min=1, metavar="N", help="Training runs per PE, with seeds 0..N-1.")] = 3,
+    seeds: Annotated[int | None, typer.Option(
+        "--seeds", hidden=True, callback=deprecated("--seeds", "--runs"))] = None,
     budget: Annotated[str, typer.Option(
+        metavar="NAME",
         help="smoke, cpu (the scaled CPU protocol) or paper (the published DACT/N2S recipe), "
              "optionally NAME:key=value,... (epochs, batches, batch_size, t_train, n_step, "
-             "k_epochs, lr_actor, lr_critic, lr_decay, curriculum, eval_steps, ...)")] = "cpu",
+             "k_epochs, lr_actor, lr_critic, lr_decay, curriculum, eval_steps, ...).")] = "cpu",
     backbone: Annotated[str, typer.Option(
-        help="dact (Layer 1) or n2s (Layer 3, PDTSP only)")] = "dact",
+        metavar="NAME", help="dact (Layer 1) or n2s (Layer 3, PDTSP only).")] = "dact",
     out: Annotated[Path | None, typer.Option(
-        help="run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); rows "
-             "resume")] = None,
-    test_size: Annotated[int, typer.Option(help="fixed test instances")] = 128,
-    augment: Annotated[int, typer.Option(help="symmetric images per test instance (1..8)")] = 1,
-    threads: Annotated[int, typer.Option(help="torch CPU threads")] = 1,
+        "--out", "-o", metavar="FOLDER",
+        help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
+             "rows resume.")] = None,
+    test_size: Annotated[int, typer.Option(metavar="N", help="Fixed test instances.")] = 128,
+    images: Annotated[int, typer.Option(
+        min=1, max=8, metavar="N", help="Symmetric images per test instance, 1..8.")] = 1,
+    augment: Annotated[int | None, typer.Option(
+        "--augment", hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
+    threads: Threads = DEFAULT_THREADS,
+    device: Device = DEFAULT_DEVICE,
     summary_only: Annotated[bool, typer.Option(
-        help="print the table of the rows already in --out, train nothing")] = False,
+        help="Print the table of the rows already in --out, train nothing.")] = False,
 ) -> None:
     """Retrain one backbone once per positional encoding and seed under an identical budget,
     evaluate all on one fixed test set with an identical step budget, and print Obj./Gap per PE
@@ -43,21 +58,30 @@ def compare_pe(
     from routecli.cli.common import console
     from routecli.improve import compare
 
-    torch.set_num_threads(max(1, threads))
-    protocol = compare.make_protocol(problem, size, backbone, budget, test_size, augment)
+    from routecli.resources import resolve_device
+
+    where = resolve_device(device)
+    runs = runs if seeds is None else seeds
+    images = images if augment is None else augment
+    if pe.strip().lower() == "all":
+        err_console.print("note: compare-pe --pe all is deprecated (it means table4 here, and "
+                          "every registry encoding in probe); use --pe table4", markup=False)
+        pe = TABLE4
+    torch.set_num_threads(threads)
+    protocol = compare.make_protocol(problem, size, backbone, budget, test_size, images)
     pes = compare.expand_pes(pe, problem)
-    if seeds < 1:
-        raise typer.BadParameter("must be >= 1", param_hint="--seeds")
+    if runs < 1:
+        raise typer.BadParameter("must be >= 1", param_hint="--runs")
     folder = out or Path("runs/compare-pe") / f"{problem}{size}-{backbone}-{budget.split(':')[0]}"
     if not summary_only:
-        compare.run(protocol, pes, list(range(seeds)), folder,
-                    log=lambda line: console.print(line, markup=False))
+        compare.run(protocol, pes, list(range(runs)), folder,
+                    log=lambda line: console.print(line, markup=False), device=where)
     if not (folder / "rows.csv").is_file():
         raise typer.BadParameter(f"{folder} has no rows yet", param_hint="--out")
-    command = (f"routecli compare-pe --problem {problem} --size {size} --pe {pe} --seeds {seeds} "
-               f"--budget {budget} --backbone {backbone} --test-size {test_size} --augment "
-               f"{augment} --out {folder}")
-    stem = "summary" if pe == "all" else f"summary-{compare.slug(pe)}"
+    command = (f"routecli compare-pe --problem {problem} --size {size} --pe {pe} --runs {runs} "
+               f"--budget {budget} --backbone {backbone} --test-size {test_size} --images "
+               f"{images} --out {folder}")
+    stem = "summary" if pe == TABLE4 else f"summary-{compare.slug(pe)}"
     text = compare.report(protocol, folder, pes, command, stem)
     console.print(text, markup=False)
     console.print(f"wrote {folder / (stem + '.md')} and {folder / (stem + '.png')}")

@@ -49,7 +49,8 @@ def reference() -> str:
         "",
         "Every command's `--help`, generated from the Typer app by "
         f"`{REGENERATE}` (`make docs`); a test fails when this page is not current, so edit "
-        "the commands, not this page. Each command also answers `-h`.",
+        "the commands, not this page. Each command also answers `-h`. What the words the "
+        "options share mean (sizes, sets, outputs, resources): [option vocabulary](vocabulary.md).",
         "",
     ]
     lines += [f"- [`{path}`](#{anchor(path)})" for path, _ in entries]

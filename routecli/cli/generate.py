@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from routecli.cli import choices
-from routecli.cli.common import SEED_HELP, console
+from routecli.cli.common import Seed, console, deprecated
 from routecli.errors import OptionError
 
 FORMATS = ("npz", "file")
@@ -20,12 +20,15 @@ def generate(
     problem: str = typer.Argument(..., metavar="PROBLEM",
                                   help=f"Problem: {', '.join(choices.GENERATE_PROBLEMS)}, or "
                                   "portgen (DIMACS challenge uniform TSP, --format file)."),
-    size: int = typer.Option(100, "--size", "-n", min=1, metavar="N", help="Instance size: "
+    size: int = typer.Option(100, "--size", min=1, metavar="N", help="Instance size: "
                              "customers (CVRP family), nodes (TSP), pickup+delivery nodes "
                              "(PDTSP) or items (KP)."),
-    size_alias: int | None = typer.Option(None, "--n", min=1, hidden=True),  # the old spelling
+    size_short: int | None = typer.Option(None, "-n", min=1, hidden=True,
+                                          callback=deprecated("-n", "--size")),
+    size_alias: int | None = typer.Option(None, "--n", min=1, hidden=True,
+                                          callback=deprecated("--n", "--size")),
     num: int = typer.Option(1, "--num", min=1, metavar="N", help="Number of instances."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
+    seed: Seed = 0,
     out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="Output .npz file "
                              "(--format npz) or folder (--format file)."),
     fmt: str = typer.Option("npz", "--format", metavar="FORMAT", help="npz (one batch for "
@@ -46,7 +49,7 @@ def generate(
     from routecli.generate import GENERATORS, save_batch
     from routecli.io.writers import write_instance_file
 
-    n = size if size_alias is None else size_alias
+    n = next((s for s in (size_short, size_alias) if s is not None), size)
     if problem == PORTGEN:
         write_portgen(n, seed, num, out, fmt)
         return
@@ -99,7 +102,7 @@ def _number(text: str) -> float:
 
 def write_portgen(n: int, seed: int, num: int, out: Path, fmt: str) -> None:
     """``portgen N SEED`` as TSPLIB files in ``out`` (seeds SEED .. SEED + num - 1), each named
-    after its DIMACS E-series instance where it is one (``-n 1000000 --seed 1000000``:
+    after its DIMACS E-series instance where it is one (``--size 1000000 --seed 1000000``:
     ``E1M.0.tsp``)."""
     from routecli.atomic import atomic_write_text
     from routecli.generate.portgen import check, portgen, portgen_name

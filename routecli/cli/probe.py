@@ -15,7 +15,6 @@ from routecli.cli import choices
 from routecli.cli.analyze import (
     BUDGET_HELP,
     OUT_HELP,
-    SEED_HELP,
     SET_HELP,
     check_out,
     check_positive,
@@ -26,8 +25,9 @@ from routecli.cli.analyze import (
     reference_settings,
     write_rows,
 )
-from routecli.cli.common import JOBS_HELP, console
+from routecli.cli.common import JOBS_HELP, Device, Seed, Threads, console, cpu_device
 from routecli.errors import OptionError
+from routecli.resources import DEFAULT_DEVICE
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -70,8 +70,7 @@ def probe(
                             "heads per head)."),
     heads: int = typer.Option(8, "--heads", min=1, metavar="N", help="Attention heads (ALiBi "
                               "slopes, RoPE)."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP + " Also seeds pair "
-                             "sampling and learnable PE initialisation."),
+    seed: Seed = 0,
     ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
     ipe_schedule: str = typer.Option("integer", "--ipe-schedule", metavar="NAME",
@@ -84,9 +83,8 @@ def probe(
     references: bool = typer.Option(True, "--references/--no-references", help="Add two "
                                     "reference rows that are not encodings: the index gap "
                                     "|i - j| and the normalised cyclic arc."),
-    threads: int = typer.Option(1, "--threads", min=1, metavar="N", help="Torch CPU threads. "
-                                "The probe is many small batched operations; one thread avoids "
-                                "the large slowdown of oversubscribed cores."),
+    threads: Threads = 1,
+    device: Device = DEFAULT_DEVICE,
     out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
 ) -> None:
     import torch
@@ -97,6 +95,7 @@ def probe(
     from routecli.pe import PE_REGISTRY, RouteBatch
     from routecli.pe.routing import AMPLITUDES, SCHEDULES, HierarchicalPE, InRoutePE
 
+    cpu_device(device, "probe")
     names = resolve_names(pe)
     name = one_set(problem_set)
     check_out(out)

@@ -14,28 +14,14 @@ import typer
 from routecli.cli import strict_json
 from routecli.cli.common import (
     BKS_HELP,
-    Augment,
-    Candidates,
-    Checkpoint,
-    Decode,
-    Iterations,
-    ModelName,
-    ModelThreads,
-    Polish,
-    PositionalEncoding,
-    RemovalPolicy,
     Rounding,
-    Seed,
-    Starts,
-    TimeLimit,
     check_bks,
     console,
     err_console,
     fmt_cost,
     fmt_gap,
-    model_options,
-    threads_for,
 )
+from routecli.cli.model_options import RunOptions, run_options
 from routecli.cli.outputs import check_replaceable, solution_targets, write_target
 from routecli.cli.progress_bar import node_bar, wants_bar
 from routecli.errors import OptionError
@@ -44,7 +30,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from routecli.problems import Instance
-    from routecli.solvers import Progress, Solver, SolveResult, Stop
+    from routecli.solvers import Progress, Solver, SolveResult
+    from routecli.stop import Criterion
 
 # The columns of --csv and the keys of each --json object, in order: what was solved, how
 # (model, seed, its settings, the weights' digest, the routecli version), and what came out.
@@ -56,14 +43,11 @@ OBJECTIVES = {"kp": "value of the chosen items (maximised)",
               "pcvrp": "length minus collected prizes"}
 
 
+@run_options
 def solve(
     files: list[Path] = typer.Argument(..., metavar="INPUT", help="Instance files (.vrp, .tsp, "
                                        "Solomon .txt) or folders (every instance file in "
                                        "them)."),
-    model: ModelName = "hgs",
-    time_limit: TimeLimit = None,
-    iterations: Iterations = None,
-    seed: Seed = 0,
     out: Path | None = typer.Option(None, "--out", "-o", metavar="PATH",
                                     help="Solution file for one input (.sol for problems with "
                                     "a depot, .tour for TSP), or a folder; checked before "
@@ -78,21 +62,12 @@ def solve(
                                          "fields); an existing file is replaced only if routecli wrote it."),
     bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
     rounding: Rounding = "file",
-    decode: Decode = None,
-    starts: Starts = None,
-    augment: Augment = False,
-    checkpoint: Checkpoint = None,
-    candidates: Candidates = None,
-    pe: PositionalEncoding = None,
-    policy: RemovalPolicy = None,
-    polish: Polish = False,
-    device: str | None = typer.Option(None, "--device", metavar="NAME", help="MiLoop torch "
-                                      "device: cpu (default) or cuda."),
-    threads: ModelThreads = None,
+    *,
+    options: RunOptions,
 ) -> None:
     """Solve instances and print cost, best-known value, gap, time and feasibility."""
     from routecli.io import expand_inputs, read_instance
-    from routecli.solvers import Stop, make_settings, make_solver, require_problem
+    from routecli.solvers import make_solver, require_problem
 
     check_bks(bks)
     if csv_file is not None:
@@ -100,17 +75,14 @@ def solve(
     paths = expand_inputs(list(files))
     if bks is not None and len(paths) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
-    settings = make_settings(model, **model_options(
-        decode=decode, starts=starts, augment=augment, checkpoint=checkpoint,
-        candidates=candidates, pe=pe, policy=policy, polish=polish,
-        threads=threads_for(model, threads), device=device))
-    stop = Stop(seconds=time_limit, iterations=iterations)
-    solver = make_solver(model, settings)
+    stop = options.stop()
+    settings = options.settings()
+    solver = make_solver(options.model, settings)
     instances = [read_instance(p, rounding) for p in paths]  # every input read before solving
     for instance in instances:
         require_problem(solver, instance)
     targets = solution_targets(out, paths, [i.problem for i in instances], force)
-    rows = [solve_one(solver, path, instance, target, seed=seed, stop=stop, bks=bks,
+    rows = [solve_one(solver, path, instance, target, seed=options.seed, stop=stop, bks=bks,
                       machine=json_lines, settings=settings)
             for path, instance, target in zip(paths, instances, targets, strict=True)]
     if csv_file is not None:
@@ -139,7 +111,7 @@ def csv_written_by_routecli(path: Path) -> bool:
 
 
 def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | None, *, seed: int,
-              stop: Stop, bks: float | None, machine: bool,
+              stop: Criterion | None, bks: float | None, machine: bool,
               settings: Any = None) -> dict[str, Any]:
     """Solve one instance, report it (text or a JSON line), write its solution if feasible;
     returns its row (:data:`FIELDS`)."""

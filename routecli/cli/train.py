@@ -7,8 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from routecli.cli.common import DEFAULT_THREADS, THREADS_HELP, console, err_console
+from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
 from routecli.errors import OptionError
+from routecli.miloop.options import MIXED_PROBLEMS, Distribution, Loss, TrainPrecision
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
+from routecli.stop import MAX_SECONDS, MaxRuntime
 
 if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
@@ -20,10 +23,18 @@ DEFAULT_CURRICULUM = {
     "kp": "200:50000:40:2",  # the paper's 20 epochs x 2,500 batches of 40 KP-200 pairs
 }
 RUN_FILES = "last.pt, best.pt, log.jsonl"
+
+
+def _time_limit(value: float | None) -> float | None:
+    """The limit as ``solve`` checks it (0 to a week): one error line for an endless one."""
+    return None if value is None else MaxRuntime(value).seconds
+
+
 TrainTimeLimit = Annotated[float | None, typer.Option(
-    "--time-limit", "-t", min=0.0, metavar="SECONDS",
-    help="Stop after this many wall-clock seconds, saving last.pt (--resume continues). "
-    "Ctrl-C (or SIGTERM) also stops training early and saves last.pt.")]
+    "--time-limit", "-t", metavar="SECONDS", callback=_time_limit,
+    help=f"Stop after this many wall-clock seconds, at most {MAX_SECONDS:.0f} (a week), saving "
+    "last.pt (--resume continues). Ctrl-C (or SIGTERM) also stops training early and saves "
+    "last.pt.")]
 
 
 def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool) -> Path:
@@ -57,15 +68,42 @@ def report_stop(reason: StopReason | None, folder: Path, step: int) -> None:
     console.print(line, markup=False)
 
 
+def one_stage(size: int | None, steps: int | None, batch: int | None, rollouts: int | None,
+              curriculum: str | None) -> str | None:
+    """--size/--steps/--batch/--rollouts as a one-stage curriculum (all four, and not with
+    --curriculum), else --curriculum as given."""
+    given = {"--size": size, "--steps": steps, "--batch": batch, "--rollouts": rollouts}
+    if all(v is None for v in given.values()):
+        return curriculum
+    if curriculum is not None:
+        raise OptionError(f"{', '.join(k for k, v in given.items() if v is not None)} and "
+                          "--curriculum both describe the stages: pass one or the other")
+    missing = [k for k, v in given.items() if v is None]
+    if missing:
+        raise OptionError(f"a one-stage curriculum needs --size, --steps, --batch and "
+                          f"--rollouts; missing {', '.join(missing)}")
+    return f"{size}:{steps}:{batch}:{rollouts}"
+
+
 def train(
     problem: Annotated[str, typer.Option(metavar="NAME",
                                          help="tsp, cvrp, pdtsp or kp.")] = "tsp",
-    model: Annotated[str, typer.Option(metavar="NAME", help="Policy to train: miloop.")
+    model: Annotated[str, typer.Option("--model", "-m", metavar="NAME", help="Policy to train: miloop.")
                      ] = "miloop",
     out: Annotated[str | None, typer.Option(
         "--out", "-o", metavar="FOLDER",
         help=f"Run folder for {RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
-    run_dir: Annotated[str | None, typer.Option("--run-dir", hidden=True)] = None,
+    run_dir: Annotated[str | None, typer.Option(
+        "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
+    size: Annotated[int | None, typer.Option(
+        metavar="N", help="One-stage curriculum: instance size (with --steps, --batch, "
+        "--rollouts; instead of --curriculum).")] = None,
+    steps: Annotated[int | None, typer.Option(
+        metavar="N", help="One-stage curriculum: optimiser steps.")] = None,
+    batch: Annotated[int | None, typer.Option(
+        metavar="N", help="One-stage curriculum: instances per step.")] = None,
+    rollouts: Annotated[int | None, typer.Option(
+        metavar="N", help="One-stage curriculum: rollouts per instance.")] = None,
     curriculum: Annotated[str | None, typer.Option(
         metavar="STAGES",
         help="Stages size[-size]:steps:batch:rollouts[:imitation|:supervised], comma-separated "
@@ -74,8 +112,8 @@ def train(
         "forcing on PyVRP solutions labelled step by step (KP: exact optima); a :supervised "
         "stage trains on random suffixes of the solutions of a label pool built in parallel "
         "before the stage and kept in --labels.")] = None,
-    loss: Annotated[str, typer.Option(metavar="NAME",
-                                      help="dpo (reference-free DPO) or reinforce.")] = "dpo",
+    loss: Annotated[Loss, typer.Option(metavar="NAME",
+                                       help="dpo (reference-free DPO) or reinforce.")] = "dpo",
     beta: Annotated[float, typer.Option(metavar="X", help="DPO preference scale.")] = 0.1,
     lr: Annotated[float, typer.Option(metavar="X", help="AdamW learning rate.")] = 1e-4,
     decay_at: Annotated[float, typer.Option(
@@ -111,11 +149,11 @@ def train(
         min=1, metavar="N", help="Labelled instances per size in a supervised stage.")] = 1000,
     label_jobs: Annotated[int, typer.Option(
         min=1, metavar="N", help="Processes labelling a pool.")] = 1,
-    distribution: Annotated[str, typer.Option(
+    distribution: Annotated[Distribution, typer.Option(
         metavar="NAME", help="Training instances: uniform (the papers') or mixed (TSP, CVRP: "
         "integer grids, clustered or not, normalised as files are read; CVRP depots, demand "
         "ranges and routes of 5 to 150 customers varied).")] = "uniform",
-    precision: Annotated[str, typer.Option(
+    precision: Annotated[TrainPrecision, typer.Option(
         metavar="NAME", help="auto (bf16 where the CPU or GPU multiplies bfloat16 natively, "
         "else fp32), bf16 (bfloat16 autocast, float32 master weights) or fp32.")
     ] = "auto",
@@ -129,10 +167,9 @@ def train(
         metavar="SECONDS", help="Seconds between last.pt writes.")] = 120.0,
     log_every: Annotated[int, typer.Option(metavar="N",
                                            help="Log and show progress every N steps.")] = 10,
-    threads: Annotated[int, typer.Option(min=1, metavar="N", help=THREADS_HELP)
-                       ] = DEFAULT_THREADS,
-    device: Annotated[str, typer.Option(metavar="NAME", help="cpu or cuda.")] = "cpu",
-    seed: Annotated[int, typer.Option(metavar="N", help="Data and initialisation seed.")] = 0,
+    threads: Threads = DEFAULT_THREADS,
+    device: Device = DEFAULT_DEVICE,
+    seed: Seed = 0,
     init: Annotated[str | None, typer.Option(
         metavar="FILE", help="Start from this checkpoint's weights with a fresh optimizer.")
     ] = None,
@@ -142,6 +179,7 @@ def train(
 ) -> None:
     """Train MiLoop with reference-free DPO (or REINFORCE), or supervised on PyVRP solutions."""
     from routecli.miloop.train import Stage, TrainConfig, Trainer
+    from routecli.resources import resolve_device
 
     if model != "miloop":
         raise typer.BadParameter(f"only miloop is trainable here, not {model!r}", param_hint="--model")
@@ -154,16 +192,12 @@ def train(
     if not capacities or not all(c > 0 for c in capacities):
         raise typer.BadParameter(f"expected positive numbers, got {kp_capacity!r}",
                                  param_hint="--kp-capacity")
-    if loss not in ("dpo", "reinforce"):
-        raise typer.BadParameter("choose dpo or reinforce", param_hint="--loss")
-    if precision not in ("auto", "bf16", "fp32"):
-        raise typer.BadParameter("choose auto, bf16 or fp32", param_hint="--precision")
-    if distribution not in ("uniform", "mixed") or (distribution == "mixed"
-                                                    and problem not in ("tsp", "cvrp")):
-        raise typer.BadParameter("choose uniform, or mixed for tsp and cvrp",
+    if distribution == "mixed" and problem not in MIXED_PROBLEMS:
+        raise typer.BadParameter(f"mixed applies to {', '.join(MIXED_PROBLEMS)}",
                                  param_hint="--distribution")
     try:
-        stages = Stage.parse_list(curriculum or DEFAULT_CURRICULUM[problem])
+        stages = Stage.parse_list(one_stage(size, steps, batch, rollouts, curriculum)
+                                  or DEFAULT_CURRICULUM[problem])
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--curriculum") from err
     if problem == "kp" and any(stage.supervised for stage in stages):
@@ -184,6 +218,7 @@ def train(
                       distribution=distribution, precision=precision, compile=compile,
                       activation_gb=activation_gb,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
-                      device=device, layers=layers, fusion=fusion, gated=gated, memory=memory)
+                      device=resolve_device(device), layers=layers, fusion=fusion, gated=gated,
+                      memory=memory)
     trainer = Trainer(cfg, resume=resume)
     report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)

@@ -8,13 +8,15 @@ from typing import Annotated
 import typer
 
 from routecli.cli import choices
-from routecli.cli.common import DEFAULT_THREADS, THREADS_HELP
+from routecli.cli.common import Device, Seed, Threads, deprecated
 from routecli.cli.train import RUN_FILES, TrainTimeLimit, report_stop, run_folder
+from routecli.nds.options import PROBLEMS, Problem, Reward
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 
 def train_nds(
-    problem: Annotated[str, typer.Option(
-        metavar="NAME", help=", ".join(choices.NDS_PROBLEMS) + ".")] = "cvrp",
+    problem: Annotated[Problem, typer.Option(
+        metavar="NAME", help=", ".join(PROBLEMS) + ".")] = "cvrp",
     size: Annotated[int, typer.Option(metavar="N", help="Customers per training instance.")
                     ] = 100,
     pe: Annotated[str | None, typer.Option(
@@ -23,7 +25,8 @@ def train_nds(
     out: Annotated[str | None, typer.Option(
         "--out", "-o", metavar="FOLDER",
         help=f"Run folder for {RUN_FILES} (default: runs/nds-PROBLEM).")] = None,
-    run_dir: Annotated[str | None, typer.Option("--run-dir", hidden=True)] = None,
+    run_dir: Annotated[str | None, typer.Option(
+        "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
     steps: Annotated[int, typer.Option(metavar="N", help="Optimiser steps.")] = 20_000,
     batch: Annotated[int, typer.Option(metavar="N", help="Instances per step.")] = 8,
     rollouts: Annotated[int, typer.Option(metavar="N", help="Rollouts per instance.")] = 32,
@@ -31,13 +34,16 @@ def train_nds(
                       ] = 15,
     episode: Annotated[int, typer.Option(
         metavar="N", help="Search iterations per batch of instances.")] = 60,
-    warmup: Annotated[int, typer.Option(
-        metavar="N", help="Iterations per episode without a gradient.")] = 10,
+    burn_in: Annotated[int, typer.Option(
+        metavar="N", help="Search iterations at the start of each episode that train nothing "
+        "(the policy only searches).")] = 10,
+    warmup: Annotated[int | None, typer.Option(
+        "--warmup", hidden=True, callback=deprecated("--warmup", "--burn-in"))] = None,
     lr: Annotated[float, typer.Option(metavar="X", help="AdamW learning rate.")] = 1e-4,
     bias_lr: Annotated[float | None, typer.Option(
         metavar="X", help="Learning rate of the decoder's distance bias (default: --lr; with "
         "--lr 0 only the bias trains).")] = None,
-    reward: Annotated[str, typer.Option(
+    reward: Annotated[Reward, typer.Option(
         metavar="NAME", help="clipped (max(0, improvement), Appendix B) or delta (signed "
         "improvement).")] = "clipped",
     teacher_steps: Annotated[int, typer.Option(
@@ -52,33 +58,30 @@ def train_nds(
         metavar="N", help="Search iterations per validation instance.")] = 40,
     checkpoint_every: Annotated[float, typer.Option(
         metavar="SECONDS", help="Seconds between last.pt writes.")] = 120.0,
-    threads: Annotated[int, typer.Option(min=1, metavar="N", help=THREADS_HELP)
-                       ] = DEFAULT_THREADS,
-    seed: Annotated[int, typer.Option(metavar="N", help="Data and initialisation seed.")] = 0,
+    threads: Threads = DEFAULT_THREADS,
+    device: Device = DEFAULT_DEVICE,
+    seed: Seed = 0,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out from its last.pt.")
                       ] = False,
     time_limit: TrainTimeLimit = None,
 ) -> None:
     """Train the NDS removal policy (PE paper Appendix E) on generated instances."""
-    from routecli.nds.policy import PROBLEMS
     from routecli.nds.train import NDSTrainConfig, train
     from routecli.pe.registry import PE_REGISTRY
+    from routecli.resources import resolve_device
 
-    if problem not in PROBLEMS:
-        raise typer.BadParameter(f"choose one of {', '.join(PROBLEMS)}", param_hint="--problem")
-    if reward not in ("delta", "clipped"):
-        raise typer.BadParameter("choose delta or clipped", param_hint="--reward")
     if pe is not None and pe.lower().replace("-", "_").replace("+", "_") not in PE_REGISTRY:
         raise typer.BadParameter(f"choose one of {', '.join(PE_REGISTRY)}", param_hint="--pe")
     folder = run_folder(out, run_dir, f"runs/nds-{problem}", resume)
     cfg = NDSTrainConfig(problem=problem, size=size, pe=pe,
                          run_dir=str(folder), steps=steps, batch=batch,
-                         rollouts=rollouts, remove=remove, episode=episode, warmup=warmup, lr=lr,
+                         rollouts=rollouts, remove=remove, episode=episode,
+                         warmup=burn_in if warmup is None else warmup, lr=lr,
                          bias_lr=bias_lr,
                          reward=reward, teacher_steps=teacher_steps, init=init,
                          val_every=val_every, val_instances=val_instances,
                          val_iterations=val_iterations, checkpoint_every=checkpoint_every,
-                         threads=threads, seed=seed)
+                         threads=threads, device=resolve_device(device), seed=seed)
     trainer, reason = train(cfg, resume=resume, time_limit=time_limit)
     report_stop(reason, folder, trainer.step)
 

@@ -5,13 +5,13 @@ Loads a ``routecli compare-pe`` model (``<out>/models/<pe>-s<seed>.pt``: the DAC
 backbone for CVRP, VRPTW and PDTSP, or N2S for PDTSP; any PE), scales the instance to the unit
 square (time windows and service times by the same factor), improves a seeded random tour with
 sampled moves, on the 8 symmetric images with ``augment``, and returns the best tour found.
-``Stop.iterations`` counts moves (default :data:`DEFAULT_STEPS`); ``Stop.seconds`` ends the
-search at the first move after the limit. No checkpoint ships: train one with compare-pe.
+An iteration of the stopping criterion is a move (at most :data:`DEFAULT_STEPS` unless it
+bounds iterations); a time limit ends the search at the first move after it. No checkpoint
+ships: train one with compare-pe.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,9 @@ from routecli.improve.model import DACT, load_model
 from routecli.improve.n2s import N2S, load_n2s
 from routecli.problems import CVRPInstance, Instance, PDTSPInstance, Solution, VRPTWInstance
 from routecli.problems.geometry import augment8
-from routecli.solvers import Progress, ProgressFn, Stop, apply_threads
+from routecli.resources import resolve_device
+from routecli.solvers import Progress, ProgressFn, apply_threads
+from routecli.stop import Criterion, MaxIterations, Watch
 from routecli.train.checkpoint import CheckpointError, load
 
 DEFAULT_STEPS = 1000
@@ -32,11 +34,12 @@ DEFAULT_STEPS = 1000
 
 @dataclass(frozen=True)
 class Settings:
-    """Which trained policy and how many images; the step budget comes from ``Stop``."""
+    """Which trained policy and how many images; the move budget is the stopping criterion."""
 
     checkpoint: str | None = None  #: a compare-pe model file (required)
     augment: bool = False  #: search the 8 symmetric images at once, keep the best
     threads: int | None = None  #: torch CPU threads (None: torch's default)
+    device: str = "cpu"  #: torch device (auto: CUDA when present)
 
 
 def instance_batch(instance: Instance) -> tuple[dict[str, np.ndarray], float]:
@@ -75,19 +78,23 @@ class ImprovementSolver:
         path = Path(self.settings.checkpoint)
         if self.model is None:
             kind = load(path)["kind"]
-            self.model = load_n2s(path) if kind == "n2s" else load_model(path)
+            model = load_n2s(path) if kind == "n2s" else load_model(path)
+            self.model = model.to(resolve_device(self.settings.device))
         trained = "pdtsp" if isinstance(self.model, N2S) else self.model.config.problem
         if trained != problem:
             raise CheckpointError(f"{path} is a {trained.upper()} policy, the instance is "
                                   f"{problem.upper()}")
         return self.model
 
-    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Solution:
         if not isinstance(instance, CVRPInstance | VRPTWInstance | PDTSPInstance):
             raise OptionError(f"--model dact solves {', '.join(PROBLEMS).upper()}, not "
                               f"{instance.problem.upper()}")
-        started = time.perf_counter()
+        moves_cap = MaxIterations(DEFAULT_STEPS)
+        if stop is None or stop.limits().iterations is None:
+            stop = moves_cap if stop is None else stop | moves_cap
+        watch = Watch(stop)
         model = self.policy(instance.problem)
         batch, span = instance_batch(instance)
         data = make_instances(instance.problem, batch)
@@ -97,16 +104,16 @@ class ImprovementSolver:
         copies = data.index(torch.zeros(images, dtype=torch.long)).with_coords(
             augment8(data.coords)[:images, 0])
         env = Env(copies, order.expand(images, -1), kind=model.kind, window=data.slots - 1)
-        steps = stop.iterations or DEFAULT_STEPS
         best = float(env.best.min())
+        moves = 0
         with torch.no_grad():
-            for _ in range(steps):
-                if stop.seconds is not None and time.perf_counter() - started >= stop.seconds:
-                    break
+            while moves == 0 or not watch.done():
                 env.step(model(env.observe(), generator=generator).action)
-                if progress is not None and float(env.best.min()) < best:
-                    best = float(env.best.min())
-                    progress(Progress(time.perf_counter() - started, best=best * span))
+                moves += 1
+                watch.record(moves, float(env.best.min()))
+                if progress is not None and watch.best < best:
+                    best = watch.best
+                    progress(Progress(watch.elapsed, best=best * span))
         return to_solution(data, env.best_order[int(env.best.argmin())])
 
 

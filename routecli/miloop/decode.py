@@ -18,7 +18,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import torch
@@ -28,13 +27,12 @@ from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
 from routecli.miloop import fused_greedy
 from routecli.miloop.model import MiLoop, rollout
+from routecli.miloop.options import DECODES, ENGINES, Decode, Engine
 from routecli.problems import CVRPInstance, KPInstance, PDTSPInstance, Routes, Selection, Tour, TSPInstance
 from routecli.problems.geometry import augment8
+from routecli.stop import Watch
 
 MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) per chunk
-DECODES = ("greedy", "sampling", "multistart")
-Engine = Literal["auto", "torch", "fused"]
-ENGINES: tuple[Engine, ...] = ("auto", "torch", "fused")
 FUSED_MIN_NODES = 2_000  # engine auto: greedy TSP decodes of this size and up run fused
 
 
@@ -138,11 +136,11 @@ def candidate_sets(problem: str, batch: dict[str, Tensor], k: int) -> CandidateS
 
 
 @torch.inference_mode()
-def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", starts: int = 100,
+def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", starts: int = 100,
            augment: bool = False, samples: int = 16, chunk: int = 1024,
            generator: torch.Generator | None = None, candidates: int | None = None,
            progress: Callable[[float], None] | None = None,
-           deadline: float | None = None, precision: str = "fp32",
+           watch: Watch | None = None, precision: str = "fp32",
            engine: Engine = "auto") -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 
@@ -153,8 +151,8 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     ``candidates``: K-nearest candidate sets of this size (one instance per call).
     ``progress(fraction)``, when given, reports the share of the work done (an estimate:
     CVRP rollouts take N plus the number of routes steps).
-    ``deadline`` (a ``time.perf_counter()`` value): see :class:`DeadlinePace`; the best
-    finished rollout wins (the first rollout always runs).
+    ``watch``: a running :class:`routecli.stop.Watch` whose time limit ends decoding, paced
+    by :class:`DeadlinePace`; the best finished rollout wins (the first rollout always runs).
     ``precision``: ``fp32`` or ``bf16`` (the policy under a bfloat16 autocast, see
     :func:`routecli.miloop.model.rollout`; costs are computed from the coordinates either way).
     ``engine``: ``torch`` (the model's step), ``fused`` (:mod:`routecli.miloop.fused_greedy`:
@@ -209,8 +207,9 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: str = "greedy", star
     # memory rows + flags + the step's R x R pairwise tensors (bias, AAFM weights, ...)
     per_rollout = (num_nodes + 1) * model.config.dim * 4 + num_nodes + 8 * 4 * rows_seen ** 2
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_rollout))
+    deadline = None if watch is None else watch.deadline()
     if deadline is not None and num != 1:
-        raise ValueError("a decoding deadline needs a batch of one instance")
+        raise ValueError("a decoding time limit needs a batch of one instance")
     paths: list[Tensor] = []
     costs.fill_(float("inf"))
     pace = DeadlinePace(deadline, chunk)

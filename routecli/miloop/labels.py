@@ -32,10 +32,10 @@ from routecli.atomic import atomic_write
 from routecli.baselines.reference import ReferenceBudget, reference_solutions
 from routecli.baselines.reference import decode as decode_solution
 from routecli.baselines.reference import encode as encode_solution
+from routecli.miloop.options import DISTRIBUTIONS, MIXED_PROBLEMS
 from routecli.problems import Routes, Tour
 from routecli.problems.geometry import augment8, unit_square
 
-DISTRIBUTIONS = ("uniform", "mixed")
 GRID = 1000  # integer coordinates of mixed instances, as in CVRPLIB X
 DEMAND_RANGES = ((1, 1), (1, 3), (1, 10), (5, 10), (1, 100), (50, 100))
 ROUTE_LENGTHS = (5.0, 150.0)  # customers per route of mixed CVRP instances, log-uniform
@@ -68,7 +68,7 @@ def training_batch(problem: str, distribution: str, size: int, num: int,
     ``mixed`` instance ``i`` depends only on ``(seed, size, i)``."""
     if distribution == "uniform":
         return generate.GENERATORS[problem](num, size, seed)
-    if distribution != "mixed" or problem not in ("tsp", "cvrp"):
+    if distribution != "mixed" or problem not in MIXED_PROBLEMS:
         raise ValueError(f"no {distribution!r} training distribution for {problem}; "
                          f"choose from {', '.join(DISTRIBUTIONS)} (mixed: tsp, cvrp)")
     rows = [mixed_instance(problem, size, np.random.default_rng([seed, size, i]))

@@ -37,11 +37,11 @@ from torch.utils.checkpoint import checkpoint
 
 from routecli.envs import CVRPEnv, ItemObservation, KPEnv, Observation, PairObservation, PDTSPEnv, TSPEnv
 from routecli.envs.pdtsp import PICKUP
+from routecli.miloop.options import PRECISIONS, Precision
 from routecli.nn import AAFMBlock, aafm, pairwise_distance, role_linear, scale_distance_bias
 from routecli.train import checkpoint as ckpt
 
 PROGRESS_EVERY = 256  # rollout steps between progress callbacks
-PRECISIONS = ("fp32", "bf16")
 
 
 def native_bf16(device: torch.device | str = "cpu") -> bool:
@@ -57,7 +57,7 @@ def native_bf16(device: torch.device | str = "cpu") -> bool:
         return False
 
 
-def resolve_precision(precision: str, device: torch.device | str = "cpu") -> str:
+def resolve_precision(precision: str, device: torch.device | str = "cpu") -> Precision:
     """``auto`` -> ``bf16`` where :func:`native_bf16`, else ``fp32``; others unchanged."""
     if precision == "auto":
         return "bf16" if native_bf16(device) else "fp32"

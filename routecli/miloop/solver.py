@@ -10,19 +10,21 @@ scale by the caller.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from routecli.errors import OptionError
-from routecli.miloop.decode import DECODES, ENGINES, Engine, decode, to_solution
+from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import MiLoop, load_policy
+from routecli.miloop.options import DECODES, ENGINES, Decode, Engine
 from routecli.problems import CVRPInstance, Instance, KPInstance, PDTSPInstance, Solution, TSPInstance
 from routecli.problems.geometry import unit_square
-from routecli.solvers import Progress, ProgressFn, Stop, apply_threads
+from routecli.resources import resolve_device
+from routecli.solvers import Progress, ProgressFn, apply_threads
+from routecli.stop import Criterion, Watch
 from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 
 # Above this many nodes each step sees only the K nearest allowed nodes (MiLoop Section 4.1):
@@ -31,18 +33,19 @@ from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 # see every unselected item.
 FULL_DECODING_LIMIT = 1000
 DEFAULT_CANDIDATES = {"tsp": 200, "cvrp": 400, "pdtsp": 200}
+MAX_CANDIDATES = 1_000_000  # more than any instance has nodes: a larger K is a typing slip
 
 
 @dataclass(frozen=True)
 class Settings:
     """MiLoop decoding (Section 4.1): greedy, sampling or multi-start, optional x8 images."""
 
-    decode: str = "greedy"  #: greedy | sampling | multistart
+    decode: Decode = "greedy"
     starts: int = 100  #: multi-start M (distinct first nodes, pickups or items), or samples
     augment: bool = False  #: also decode the 8 symmetric images, keep the best (routing)
     checkpoint: str | None = None  #: weights file (None: the shipped miloop-<problem>.pt)
     candidates: int | None = None  #: K nearest allowed nodes per step (None: automatic; 0: all)
-    device: str = "cpu"  #: torch device
+    device: str = "cpu"  #: torch device (auto: CUDA when present)
     threads: int | None = None  #: torch CPU threads (None: torch's default)
     engine: Engine = "auto"  #: decoding step: auto | torch | fused (routecli.miloop.decode)
 
@@ -53,23 +56,23 @@ class Settings:
             raise OptionError(f"--starts must be >= 1, got {self.starts}")
         if self.candidates is not None and self.candidates < 0:
             raise OptionError(f"--candidates must be >= 0, got {self.candidates}")
+        if self.candidates is not None and self.candidates > MAX_CANDIDATES:
+            raise OptionError(f"--candidates must be at most {MAX_CANDIDATES:,} (0: all nodes), "
+                              f"got {self.candidates}")
         if self.engine not in ENGINES:
             raise OptionError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
-        if self.device != "cpu" and not (self.device.startswith("cuda")
-                                         and torch.cuda.is_available()):
-            raise OptionError(f"--device {self.device}: not available here (use cpu)")
 
 
 def candidate_count(problem: str, num_nodes: int, requested: int | None) -> int | None:
-    """K for an instance of ``num_nodes`` nodes (depot included): ``requested`` (0 = full
-    decoding), else automatic by size."""
+    """K for an instance of ``num_nodes`` nodes (depot included): ``requested`` (0, or at
+    least every node: full decoding), else automatic by size."""
     if problem == "kp":
         if requested:
             raise OptionError("--candidates applies to routing problems: a knapsack step sees "
                               "every unselected item")
         return None
     if requested is not None:
-        return requested or None
+        return requested if 0 < requested < num_nodes else None
     size = num_nodes - 1 if problem == "pdtsp" else num_nodes
     return DEFAULT_CANDIDATES[problem] if size > FULL_DECODING_LIMIT else None
 
@@ -115,21 +118,20 @@ class MiLoopSolver:
         """SHA-256 of the weights that solved ``problem`` (once they are loaded)."""
         return self.digests.get(problem)
 
-    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Solution:
         if not isinstance(instance, TSPInstance | CVRPInstance | PDTSPInstance | KPInstance):
             raise OptionError("MiLoop solves TSP, CVRP, PDTSP and KP, not "
                               f"{instance.problem.upper()}")
-        if stop.iterations is not None:
+        watch = Watch(stop)
+        if watch.limits.iterations is not None or watch.limits.no_improvement is not None:
             raise OptionError("MiLoop is constructive: it takes a time limit, not an "
                               "iteration limit")
-        started = time.perf_counter()
-        deadline = None if stop.seconds is None else started + stop.seconds
         model = self.policy(instance.problem)
         generator = torch.Generator().manual_seed(seed)
         batch = instance_batch(instance)
         report = None if progress is None else (
-            lambda share: progress(Progress(time.perf_counter() - started, share=share)))
+            lambda share: progress(Progress(watch.elapsed, share=share)))
         s = self.settings
         if s.augment and isinstance(instance, KPInstance):
             raise OptionError("--augment applies to routing problems, not to a knapsack")
@@ -137,10 +139,11 @@ class MiLoopSolver:
         result = decode(model, {k: v.to(s.device) for k, v in batch.items()}, s.decode,
                         starts=s.starts, augment=s.augment, samples=s.starts, generator=generator,
                         candidates=candidate_count(instance.problem, size, s.candidates),
-                        progress=report, deadline=deadline, engine=s.engine)
+                        progress=report, watch=None if stop is None else watch,
+                        engine=s.engine)
         return to_solution(instance, result.actions[0])
 
 
 def make(settings: Settings) -> MiLoopSolver:
     apply_threads(settings.threads)
-    return MiLoopSolver(settings)
+    return MiLoopSolver(replace(settings, device=resolve_device(settings.device)))

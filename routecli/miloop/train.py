@@ -47,13 +47,7 @@ import torch
 
 from routecli import generate
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
-from routecli.miloop.labels import (
-    DISTRIBUTIONS,
-    LabelPool,
-    LabelStore,
-    label_sequences,
-    training_batch,
-)
+from routecli.miloop.labels import LabelPool, LabelStore, label_sequences, training_batch
 from routecli.miloop.model import (
     KIND,
     MiLoop,
@@ -63,6 +57,7 @@ from routecli.miloop.model import (
     rollout,
     to_checkpoint,
 )
+from routecli.miloop.options import DISTRIBUTIONS, Distribution, Loss, TrainPrecision
 from routecli.nn import fused
 from routecli.problems import Routes, Selection, Tour
 from routecli.train import checkpoint, distributed, runlog
@@ -150,7 +145,7 @@ class TrainConfig:
     problem: str = "tsp"
     run_dir: str = "runs/miloop-tsp"
     curriculum: list[Stage] = field(default_factory=lambda: [Stage(100, 1000, 120, 2)])
-    loss: str = "dpo"  # dpo | reinforce
+    loss: Loss = "dpo"
     beta: float = 0.1
     lr: float = 1e-4
     weight_decay: float = 0.01
@@ -168,9 +163,9 @@ class TrainConfig:
     labels: str = "data/labels"  # label stores of supervised stages, shared between runs
     label_instances: int = 1000  # at least this many per size in a supervised stage's pool
     label_jobs: int = 1  # processes computing labels and validation references
-    distribution: str = "uniform"  # training instances: uniform | mixed (labels module)
-    precision: str = "auto"  # auto | bf16 | fp32 (rollouts; master weights stay float32;
-    # auto: bf16 where the device multiplies it natively, see model.native_bf16)
+    distribution: Distribution = "uniform"  # training instances (labels module)
+    precision: TrainPrecision = "auto"  # rollouts; master weights stay float32
+    # (auto: bf16 where the device multiplies it natively, see model.native_bf16)
     compile: bool = False  # fuse the policy's elementwise work with torch.compile (CPU; the CLI
     # default)
     activation_gb: float = 8.0  # recompute activations in backward above this estimate

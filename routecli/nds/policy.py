@@ -47,13 +47,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from routecli.nds.options import PROBLEMS
 from routecli.pe.base import PositionalEncoding
 from routecli.pe.batch import RouteBatch
 from routecli.pe.encoder import PEEncoder
 from routecli.pe.registry import get_pe
 from routecli.train import checkpoint as ckpt
 
-PROBLEMS = ("cvrp", "vrptw", "pcvrp")
 DEFAULT_PE = {"cvrp": "ipe_inv_xpe", "vrptw": "ipe_xpe", "pcvrp": "ipe_xpe"}
 BASE_FEATURES = 5
 EXTRA_FEATURES = {"cvrp": 0, "vrptw": 5, "pcvrp": 1}

@@ -21,17 +21,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from routecli.errors import OptionError
+from routecli.nds.options import POLICIES, VARIANTS, Policy, Variant
 from routecli.nds.policy import default_pe, load_policy
 from routecli.nds.removal import HybridRemoval, LearnedRemoval
 from routecli.pe.registry import PE_REGISTRY, canonical_pe
 from routecli.problems import Instance, Routes
+from routecli.resources import resolve_device
 from routecli.search.asa import ASAConfig, ASAResult
-from routecli.search.ruin import POLICIES, RemovalPolicy, make_policy
+from routecli.search.ruin import RemovalPolicy, make_policy
 from routecli.search.solver import SearchSettings, SearchSolver
-from routecli.solvers import ProgressFn, Stop, apply_threads
+from routecli.solvers import ProgressFn, apply_threads
+from routecli.stop import Criterion
 from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
-
-VARIANTS = ("paper", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,15 @@ class Settings(SearchSettings):
     iteration, read on the 8 symmetric images of the instance; ``rollouts``, ``remove``,
     ``images`` and ``bf16`` shape the learned iterations of either variant."""
 
-    policy: str = "learned"  #: learned, or a non-neural control: random, strings
+    policy: Policy = "learned"  #: learned, or a non-neural control: random, strings
     rollouts: int = 64  #: removal proposals per iteration, spread over the images
     remove: int = 15  #: customers per proposal
     pe: str | None = None  #: positional encoding (None: the shipped one for the problem)
     checkpoint: str | None = None  #: policy weights (None: the shipped nds-<problem>.pt)
     images: int = 8  #: 8: the paper's augmented images; 1: the instance only (8x cheaper)
     threads: int | None = None  #: torch CPU threads (None: torch's default)
-    variant: str = "paper"  #: paper: every iteration learned; hybrid: strings + learned
+    device: str = "cpu"  #: torch device (auto: CUDA when present)
+    variant: Variant = "paper"  #: paper: every iteration learned; hybrid: strings + learned
     every: int = 5000  #: hybrid: string iterations before each learned one
     string_remove: int = 10  #: hybrid: mean customers per string removal (sisr's default)
     bf16: bool = False  #: the encoder in bf16 (the paper's method runs fp32)
@@ -58,8 +60,8 @@ class Settings(SearchSettings):
             raise OptionError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
         if self.every < 1 or self.string_remove < 1:
             raise OptionError("every and string_remove must be >= 1")
-        if self.policy not in ("learned", *POLICIES):
-            raise OptionError(f"--policy must be learned, {', '.join(POLICIES)} for nds, "
+        if self.policy not in POLICIES:
+            raise OptionError(f"--policy must be one of {', '.join(POLICIES)} for nds, "
                               f"got {self.policy!r}")
         if self.pe is not None and canonical_pe(self.pe) not in PE_REGISTRY:
             raise OptionError(f"unknown positional encoding {self.pe!r}; choose from "
@@ -67,7 +69,7 @@ class Settings(SearchSettings):
         if self.images not in (1, 8):
             raise OptionError(f"images must be 1 or 8, got {self.images}")
 
-    def asa_config(self, stop: Stop) -> ASAConfig:
+    def asa_config(self, stop: Criterion | None) -> ASAConfig:
         config = super().asa_config(stop)
         if self.variant == "paper" or self.policy != "learned":
             return config
@@ -109,7 +111,7 @@ class NDSSolver:
                 pe_flag = f" --pe {s.pe}" if s.pe else ""
                 raise CheckpointError(f"NDS checkpoint not found: {path} (train one with "
                                       f"routecli train-nds --problem {problem}{pe_flag})")
-            model = load_policy(path)
+            model = load_policy(path).to(s.device)
             if model.config.problem != problem:
                 raise CheckpointError(f"{path} is an NDS-{model.config.problem.upper()} "
                                       f"checkpoint, the instance is {problem.upper()}")
@@ -127,7 +129,7 @@ class NDSSolver:
         """SHA-256 of the weights that solved ``problem`` (once they are loaded)."""
         return self.digests.get(problem)
 
-    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Routes:
         inner = SearchSolver(self.name, self.policy(instance.problem), self.settings)
         solution = inner.solve(instance, seed=seed, stop=stop, progress=progress)
@@ -137,4 +139,4 @@ class NDSSolver:
 
 def make(settings: Settings) -> NDSSolver:
     apply_threads(settings.threads)
-    return NDSSolver(settings)
+    return NDSSolver(replace(settings, device=resolve_device(settings.device)))

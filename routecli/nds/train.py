@@ -57,6 +57,7 @@ import torch
 from routecli import generate
 from routecli.generate import batch_instances
 from routecli.nds.features import node_features, removable, solution_batch
+from routecli.nds.options import REWARDS, Problem, Reward
 from routecli.nds.policy import (
     KIND,
     NDSConfig,
@@ -86,10 +87,10 @@ from routecli.search.asa import solve as asa_solve
 from routecli.search.repair import BLINK_RATE, drop_unprofitable
 from routecli.search.ruin import RandomRemoval, seed_kernels, string_sets
 from routecli.search.state import SearchProblem, state_cost, sync_state
+from routecli.stop import MaxIterations
 from routecli.train import checkpoint, distributed, runlog
 from routecli.train.stopping import StopReason, TrainingStop
 
-REWARDS = ("delta", "clipped")
 GENERATORS = {"cvrp": generate.cvrp, "vrptw": generate.vrptw, "pcvrp": generate.pcvrp}
 VALIDATION_SEED = 987_654
 
@@ -113,7 +114,7 @@ class NDSTrainConfig:
     weighted alike: improving rollouts are too rare for the advantage-weighted loss to move
     a policy that has not yet learned what a string is)."""
 
-    problem: str = "cvrp"
+    problem: Problem = "cvrp"
     size: int = 100
     pe: str | None = None
     run_dir: str = "runs/nds-cvrp"
@@ -130,7 +131,7 @@ class NDSTrainConfig:
     t_start: float = 0.3
     t_end: float = 0.01
     grad_clip: float = 1.0
-    reward: str = "clipped"
+    reward: Reward = "clipped"
     teacher_steps: int = 0
     init: str | None = None
     val_every: int = 300
@@ -143,7 +144,8 @@ class NDSTrainConfig:
     seed: int = 0
     embed_dim: int = 128
     num_layers: int = 2
-    device: str = "cpu"  # the policy's; the search engine always runs on the CPU
+    device: str = "cpu"  # the policy's, resolved (cpu, cuda, cuda:N); the search engine
+    # always runs on the CPU
 
     def model_config(self) -> NDSConfig:
         return NDSConfig(problem=self.problem, pe=self.pe or default_pe(self.problem),
@@ -297,7 +299,7 @@ def validation_problems(cfg: NDSTrainConfig) -> list[SearchProblem]:
 
 def search_costs(problems: list[SearchProblem], policy: Any, cfg: NDSTrainConfig) -> np.ndarray:
     """Final ASA cost per problem with a fixed iteration and rollout budget."""
-    config = ASAConfig(time_limit=None, iterations=cfg.val_iterations, rollouts=cfg.val_rollouts,
+    config = ASAConfig(stop=MaxIterations(cfg.val_iterations), rollouts=cfg.val_rollouts,
                        remove=cfg.remove, t_start=cfg.t_start, t_end=cfg.t_end)
     return np.array([asa_solve(p, policy, config, seed=k).cost for k, p in enumerate(problems)])
 

@@ -51,6 +51,7 @@ from routecli.search.state import (
     sync_state,
     unlink,
 )
+from routecli.stop import DEFAULT_SECONDS, Criterion, MaxRuntime, Watch
 
 CHUNK_SECONDS = 0.05  # compiled loop length between clock checks and progress reports
 PRIZE_NEIGHBOURS = 5  # PCVRP: unserved neighbours of removed customers also get a chance
@@ -67,15 +68,14 @@ T_RATIO = 30.0
 class ASAConfig:
     """Search budget and annealing settings.
 
-    ``time_limit`` (seconds) and ``iterations`` bound the run, whichever comes first (at
-    least one must be set; the search always runs at least one iteration); ``t_start`` /
+    ``stop`` ends the run (it must bound time or iterations, which the temperature follows;
+    the search always runs at least one iteration); ``t_start`` /
     ``t_end`` are the initial and final temperatures as multiples of the initial solution's
     mean edge length (None: the problem's entry in :data:`T_START`, and
     ``t_start / T_RATIO``).
     """
 
-    time_limit: float | None = 10.0
-    iterations: int | None = None
+    stop: Criterion = MaxRuntime(DEFAULT_SECONDS)
     rollouts: int = 1
     remove: int = 10
     t_start: float | None = None
@@ -295,9 +295,9 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
 
     ``progress(seconds, best_cost)`` is called whenever the best cost improves.
     """
-    if config.time_limit is None and config.iterations is None:
+    watch = Watch(config.stop)
+    if watch.limits.seconds is None and watch.limits.iterations is None:
         raise ValueError("ASA needs a time limit or an iteration budget")
-    start = time.perf_counter()
     rng = np.random.default_rng(seed)
     seed_kernels(seed)
     cur = initial_solution(problem) if initial is None else from_routes(problem, initial)
@@ -310,7 +310,7 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
     scale = mean_edge(problem, cur)
     t_start, t_end = config.temperatures(problem.instance.problem)
     t0, t1 = t_start * scale, t_end * scale
-    history = [(time.perf_counter() - start, best_cost)]
+    history = [(watch.elapsed, best_cost)]
     if progress is not None:
         progress(history[-1][0], best_cost)
     data = (problem.dist, problem.node_data, problem.capacity, problem.timed, problem.optional,
@@ -318,29 +318,21 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
     done = accepted = 0
     chunk = 1
     since = 0  # kernel iterations since the last proposal iteration (hybrid policies)
-
-    def fraction(iters: int) -> float:
-        by_time = 0.0
-        if config.time_limit is not None:  # a zero limit is used up at once
-            by_time = (time.perf_counter() - start) / max(config.time_limit, 1e-9)
-        by_iter = iters / config.iterations if config.iterations else 0.0
-        return max(by_time, by_iter)
-
+    limits = watch.limits
+    watch.record(0, best_cost)
     # At least one iteration: set-up (start solution, JIT compilation on a cold cache) can
     # use up a short limit, and a search that never searched is no answer.
-    while True:
-        frac = fraction(done)
-        if frac >= 1.0 and done > 0:
-            break
-        frac = min(frac, 1.0)
-        size = chunk if config.iterations is None else min(chunk, config.iterations - done)
+    while done == 0 or not watch.done():
+        frac = min(watch.used(), 1.0)
+        left = watch.iterations_left()
+        size = chunk if left is None else min(chunk, left)
         if policy.every is not None:  # a hybrid's kernel chunk ends where its proposal is due
             size = min(size, policy.every - since)
         tick = time.perf_counter()
         compiled = policy.kernel is not None and size > 0
         if compiled:
-            frac_end = fraction(done + size) if config.time_limit is None else \
-                frac + CHUNK_SECONDS / max(config.time_limit, CHUNK_SECONDS)
+            frac_end = watch.used(done + size) if limits.seconds is None else \
+                frac + CHUNK_SECONDS / max(limits.seconds, CHUNK_SECONDS)
             cur_cost, new_best, acc = run_chunk(
                 data, cur.arrays(), cand.arrays(), pick.arrays(), best.arrays(), ws,
                 policy.kernel, config.remove, config.rollouts, size, temperature(frac, t0, t1),
@@ -362,13 +354,13 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
             size, since = 1, 0
         done += size
         accepted += acc
+        watch.record(done, new_best)
         if new_best < best_cost:
             best_cost = new_best
-            history.append((time.perf_counter() - start, best_cost))
+            history.append((watch.elapsed, best_cost))
             if progress is not None:
                 progress(history[-1][0], best_cost)
         if compiled:  # size the next chunk to about CHUNK_SECONDS
             took = max(time.perf_counter() - tick, 1e-6)
             chunk = max(1, min(int(size * CHUNK_SECONDS / took) + 1, 4 * size + 1))
-    return ASAResult(best.to_routes(), best_cost, done, accepted, time.perf_counter() - start,
-                     history)
+    return ASAResult(best.to_routes(), best_cost, done, accepted, watch.elapsed, history)

@@ -25,6 +25,7 @@ import numba as nb
 import numpy as np
 
 from routecli.errors import OptionError
+from routecli.search.options import Removal
 from routecli.search.state import POS, PRED, ROUTE, SIZE, SUCC, SearchProblem, SearchState
 
 POLICY_RANDOM = 0
@@ -233,7 +234,7 @@ class StringRemoval:
         return out
 
 
-POLICIES: dict[str, type] = {"random": RandomRemoval, "strings": StringRemoval}
+POLICIES: dict[Removal, type] = {"random": RandomRemoval, "strings": StringRemoval}
 
 
 def make_policy(name: str) -> RemovalPolicy:

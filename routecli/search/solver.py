@@ -16,19 +16,19 @@ from routecli.problems import Instance, Routes
 from routecli.search.asa import ASAConfig, ASAResult
 from routecli.search.asa import solve as asa_solve
 from routecli.search.local_search import polish as polish_routes
+from routecli.search.options import REMOVALS, Removal
 from routecli.search.repair import BLINK_RATE
-from routecli.search.ruin import POLICIES, RemovalPolicy, make_policy
+from routecli.search.ruin import RemovalPolicy, make_policy
 from routecli.search.state import SearchProblem
-from routecli.solvers import Progress, ProgressFn, Stop
-
-DEFAULT_SECONDS = 10.0  # budget of a search given neither a time nor an iteration limit
+from routecli.solvers import Progress, ProgressFn
+from routecli.stop import Criterion, search_budget
 
 
 @dataclass(frozen=True)
 class SearchSettings:
     """The annealed ruin-and-recreate search (PE paper Appendix E, ASA)."""
 
-    policy: str = "strings"  #: removal policy: strings (SISR-style) or random
+    policy: str = "strings"  #: removal policy: strings (SISR-style) or random; nds adds learned
     rollouts: int = 1  #: removal proposals repaired per iteration (the best one competes)
     remove: int = 10  #: customers removed per proposal (the mean for string removal)
     t_start: float | None = None  #: initial temperature in mean edge lengths (None: per problem)
@@ -42,24 +42,22 @@ class SearchSettings:
         if not 0.0 <= self.blink < 1.0:
             raise OptionError(f"blink must be in [0, 1), got {self.blink}")
 
-    def asa_config(self, stop: Stop) -> ASAConfig:
-        """The engine's configuration under ``stop`` (default :data:`DEFAULT_SECONDS`)."""
-        seconds = stop.seconds
-        if seconds is None and stop.iterations is None:
-            seconds = DEFAULT_SECONDS
-        return ASAConfig(time_limit=seconds, iterations=stop.iterations, rollouts=self.rollouts,
-                         remove=self.remove, t_start=self.t_start, t_end=self.t_end,
-                         blink=self.blink)
+    def asa_config(self, stop: Criterion | None) -> ASAConfig:
+        """The engine's configuration under ``stop`` (:func:`routecli.stop.search_budget`)."""
+        return ASAConfig(stop=search_budget(stop), rollouts=self.rollouts, remove=self.remove,
+                         t_start=self.t_start, t_end=self.t_end, blink=self.blink)
 
 
 @dataclass(frozen=True)
 class Settings(SearchSettings):
     """``--model sisr``: string (or random) removal in the annealed search."""
 
+    policy: Removal = "strings"
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.policy not in POLICIES:
-            raise OptionError(f"--policy must be one of {', '.join(POLICIES)} for sisr, "
+        if self.policy not in REMOVALS:
+            raise OptionError(f"--policy must be one of {', '.join(REMOVALS)} for sisr, "
                               f"got {self.policy!r}")
 
 
@@ -75,7 +73,7 @@ class SearchSolver:
         self.settings = settings
         self.last: ASAResult | None = None
 
-    def solve(self, instance: Instance, *, seed: int = 0, stop: Stop = Stop(),
+    def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Routes:
         problem = SearchProblem.from_instance(instance)  # type: ignore[arg-type]
         report = None if progress is None else (

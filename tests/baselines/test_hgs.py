@@ -4,13 +4,13 @@ from routecli import generate as gen
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.hgs import HGS
 from routecli.problems import validate
-from routecli.solvers import Stop
+from routecli.stop import MaxIterations, NoImprovement
 
 
 @pytest.mark.parametrize("problem", ["tsp", "cvrp", "vrptw", "pcvrp", "pdtsp"])
 def test_hgs_is_feasible_and_beats_nearest_neighbour(problem):
     inst = gen.batch_instances(problem, gen.GENERATORS[problem](1, 30, seed=4))[0]
-    solution = HGS().solve(inst, seed=1, stop=Stop(iterations=300))
+    solution = HGS().solve(inst, seed=1, stop=MaxIterations(300))
     assert validate(inst, solution) == []
     assert inst.cost(solution) <= inst.cost(NearestNeighbour().solve(inst)) + 1e-9
 
@@ -19,7 +19,7 @@ def test_hgs_on_a_file_with_integer_rounding(data_dir):
     from routecli.io import read_instance
 
     inst = read_instance(data_dir / "tiny.vrp")
-    solution = HGS().solve(inst, stop=Stop(iterations=200))
+    solution = HGS().solve(inst, stop=MaxIterations(200))
     # optimum by hand: [3, 2, 5] = 5 + 10 + 8 + 5 and [1, 4] = 5 + 7 + 10 (rounded edges)
     assert validate(inst, solution) == [] and inst.cost(solution) == 50
 
@@ -28,7 +28,7 @@ def test_hgs_vrptw_schedules_are_on_time_in_float_units():
     # PyVRP works in scaled integers; rounding travel times to nearest once let schedules
     # arrive ~1e-5 late in the instance's own units.
     for inst in gen.batch_instances("vrptw", gen.vrptw(6, 60, seed=11)):
-        assert validate(inst, HGS().solve(inst, stop=Stop(iterations=200))) == []
+        assert validate(inst, HGS().solve(inst, stop=MaxIterations(200))) == []
 
 
 def test_hgs_stops_after_iterations_without_improvement():
@@ -36,11 +36,12 @@ def test_hgs_stops_after_iterations_without_improvement():
     from routecli.solvers import make_solver
 
     inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=2))[0]
-    run = search(inst, stop=Stop(iterations=100_000), no_improvement=50)
+    run = search(inst, stop=MaxIterations(100_000) | NoImprovement(50))
     assert run.iterations == run.improved_at[-1] + 50 and not run.timed_out
     assert validate(inst, run.solution) == []
-    solver = make_solver("hgs", no_improvement=50)
-    assert inst.cost(solver.solve(inst, stop=Stop(iterations=100_000))) == inst.cost(run.solution)
+    solver = make_solver("hgs")
+    again = solver.solve(inst, stop=NoImprovement(50) | MaxIterations(100_000))
+    assert inst.cost(again) == inst.cost(run.solution)
     assert solver.last.iterations == run.iterations  # kept for iterations-per-second tables
 
 
@@ -51,12 +52,12 @@ def test_each_early_solution_is_that_of_a_run_with_the_smaller_budget():
 
     inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=6))[0]
     early = [(150, 10_000), (10_000, 40), (400, 120)]
-    run = search(inst, stop=Stop(iterations=600), no_improvement=200, early=early)
-    alone = search(inst, stop=Stop(iterations=600), no_improvement=200)
+    run = search(inst, stop=MaxIterations(600) | NoImprovement(200), early=early)
+    alone = search(inst, stop=MaxIterations(600) | NoImprovement(200))
     assert len(run.early) == len(early) and alone.early == []
     for (iterations, stall), solution, ran in zip(early, run.early, run.early_iterations,
                                                   strict=True):
-        small = search(inst, stop=Stop(iterations=iterations), no_improvement=stall)
+        small = search(inst, stop=MaxIterations(iterations) | NoImprovement(stall))
         assert ran == small.iterations
         assert [r.tolist() for r in solution.routes] == \
             [r.tolist() for r in small.solution.routes]

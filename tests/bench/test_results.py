@@ -12,13 +12,14 @@ from routecli.bench.results import (
     portable_path,
 )
 from routecli.generate import batch_instances, cvrp
-from routecli.solvers import Stop, make_settings, make_solver, run
+from routecli.solvers import make_settings, make_solver, run
+from routecli.stop import MaxIterations
 
 
 def one_row(tmp_path):
     instance = batch_instances("cvrp", cvrp(1, 12, 0))[0]
     settings = make_settings("sisr", rollouts=2)
-    stop = Stop(iterations=50)
+    stop = MaxIterations(50)
     result = run(make_solver("sisr", settings), instance, stop=stop, bks=1.0)
     return ResultRow.of(result, set_name="synthetic", file=None, solver="sisr",
                         settings=settings, seed=0, stop=stop,

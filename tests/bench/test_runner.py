@@ -6,7 +6,8 @@ from routecli.atomic import sole_writer
 from routecli.bench import completed, read_rows, read_rows_for, run_bench, write_report
 from routecli.bench.runner import LOCK_FILE, drop_torn_row
 from routecli.errors import OptionError
-from routecli.solvers import Stop, make_settings
+from routecli.solvers import make_settings
+from routecli.stop import MaxIterations
 
 
 def _copy(data_dir: Path, tmp_path: Path, names: list[str]) -> list[Path]:
@@ -46,7 +47,7 @@ def test_a_folder_made_by_another_configuration_is_refused(data_dir, tmp_path):
     out = tmp_path / "out"
     run_bench(files, "nn", make_settings("nn"), out)
     with pytest.raises(OptionError, match="model, settings, stop differ"):
-        run_bench(files, "sisr", make_settings("sisr"), out, stop=Stop(iterations=5))
+        run_bench(files, "sisr", make_settings("sisr"), out, stop=MaxIterations(5))
     with pytest.raises(OptionError, match="seed differ"):
         run_bench(files, "nn", make_settings("nn"), out, seed=3)
     assert len(read_rows(out / "results.csv")) == 1

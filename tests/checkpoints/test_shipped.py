@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from routecli.io import read_instance
-from routecli.solvers import Stop, make_solver, run
+from routecli.solvers import make_solver, run
+from routecli.stop import MaxIterations
 from routecli.train.checkpoint import load
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
@@ -35,6 +36,6 @@ def test_shipped_checkpoint_loads_and_solves_its_demo(name: str) -> None:
     instance = read_instance(DEMO / DEMO_FILE[problem])
     solver = (make_solver("miloop", threads=1) if kind == "miloop"
               else make_solver("nds", threads=1, rollouts=8))
-    result = run(solver, instance, seed=0, stop=Stop() if kind == "miloop" else Stop(iterations=5))
+    result = run(solver, instance, seed=0, stop=None if kind == "miloop" else MaxIterations(5))
     assert result.feasible, result.problems
     assert result.model == kind

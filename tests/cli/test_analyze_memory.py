@@ -28,7 +28,7 @@ def test_memory_prints_ours_beside_the_paper_and_writes_json_and_png(tmp_path, c
     out, plot = tmp_path / "memory.json", tmp_path / "memory.png"
     code = main(["analyze", "memory", "--checkpoint", str(tiny_checkpoints["tiny.pt"]),
                  "--baseline", str(tiny_checkpoints["dynamic.pt"]), "--size", "8", "--num", "2",
-                 "--out", str(out), "--plot", str(plot)])
+                 "--out", str(out), "--figure", str(plot)])
     text = capsys.readouterr().out
     assert code == 0
     assert "0.9159" in text and "0.7655" in text  # the paper's Table 8 beside ours
@@ -51,7 +51,7 @@ def test_memory_writes_csv_without_the_steps(tmp_path, tiny_checkpoints):
 
 @pytest.mark.parametrize("extra, message", [
     (["--problem", "kp"], "--problem must be one of tsp, cvrp"),
-    (["--plot", "x.pdf"], "--plot must end in .png"),
+    (["--figure", "x.pdf"], "--figure must end in .png"),
     (["--out", "x.txt"], "--out must end in .csv or .json"),
     (["--problem", "cvrp"], "a MiLoop-TSP checkpoint, not CVRP"),
 ])

@@ -24,12 +24,12 @@ def test_malformed_file_gives_one_stderr_line_exit_2_and_no_output(malformed_dir
 
 @pytest.mark.parametrize("argv, message", [
     (["solve", "{tiny}", "--model", "nope"], "unknown model 'nope'"),
-    (["solve", "{tiny}", "-m", "miloop", "--decode", "beam"], "--decode must be one of"),
+    (["solve", "{tiny}", "-m", "miloop", "--decode", "beam"], "'beam' is not one of"),
     (["solve", "{tiny}", "-m", "nn", "--decode", "sampling"], "--decode does not apply"),
     (["solve", "{tiny}", "-m", "hgs", "--augment"], "--augment does not apply"),
     (["solve", "{tiny}", "-m", "miloop", "--pe", "ipe"], "--pe does not apply"),
     (["solve", "{tiny}", "--round", "manhattan"], "--round must be one of"),
-    (["solve", "{tiny}", "--time-limit", "-1"], "--time-limit"),
+    (["solve", "{tiny}", "--time-limit", "-1"], "time limit must be between 0 and"),
     (["solve", "{missing}"], "no such file"),
     (["generate", "vrp", "--out", "x.npz"], "unknown problem 'vrp'"),
     (["generate", "cvrp", "--out", "x.txt"], "--out must end in .npz"),

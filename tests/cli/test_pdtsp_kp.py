@@ -21,7 +21,7 @@ def test_malformed_pdtsp_and_kp_files_give_one_line_and_exit_2(malformed_dir, tm
 
 def test_generate_solve_and_write_knapsack_files(tmp_path, capsys):
     folder = tmp_path / "kp"
-    assert main(["generate", "kp", "-n", "30", "--num", "2", "--capacity", "10", "--format",
+    assert main(["generate", "kp", "--size", "30", "--num", "2", "--capacity", "10", "--format",
                  "file", "-o", str(folder)]) == 0
     files = sorted(folder.glob("*.kp"))
     assert [f.name for f in files] == ["kp-30-c10-s0-0.kp", "kp-30-c10-s0-1.kp"]
@@ -43,7 +43,7 @@ def test_generate_solve_and_write_knapsack_files(tmp_path, capsys):
 
 def test_generate_solve_and_write_pdtsp_files(tmp_path, capsys):
     folder = tmp_path / "pd"
-    assert main(["generate", "pdtsp", "-n", "10", "--num", "1", "--format", "file", "-o",
+    assert main(["generate", "pdtsp", "--size", "10", "--num", "1", "--format", "file", "-o",
                  str(folder)]) == 0
     path = folder / "pdtsp-10-s0-0.vrp"
     assert "PICKUP_AND_DELIVERY_SECTION" in path.read_text()

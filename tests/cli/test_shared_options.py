@@ -1,15 +1,13 @@
-"""The model options of ``solve`` and ``bench`` are declared once (routecli.cli.common), so a
-user reads the same entry in both helps; only --model's default differs."""
+"""solve and bench take one options object (routecli.cli.model_options.RunOptions), so a
+user reads the same entry in both helps, defaults included."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 
 from routecli.cli.app import main
-
-SHARED = ("--time-limit", "--iterations", "--seed", "--round", "--decode", "--starts",
-          "--augment", "--checkpoint", "--candidates", "--pe", "--policy", "--polish",
-          "--threads")
+from routecli.cli.model_options import RunOptions
 
 
 def help_entries(capsys, command: str) -> dict[str, str]:
@@ -20,9 +18,10 @@ def help_entries(capsys, command: str) -> dict[str, str]:
     return {re.search(r"--[\w-]+", entry).group(): " ".join(entry.split()) for entry in entries}
 
 
-def test_solve_and_bench_show_the_shared_options_alike(capsys):
+def test_solve_and_bench_show_every_run_option_alike(capsys):
     solve, bench = help_entries(capsys, "solve"), help_entries(capsys, "bench")
-    for flag in SHARED:
+    flags = ["--" + f.name.replace("_", "-") for f in fields(RunOptions)]
+    assert len(flags) >= 15
+    for flag in flags:
         assert solve[flag] == bench[flag], flag
     assert solve["--model"].endswith("[default: hgs]")
-    assert bench["--model"].endswith("[required]")

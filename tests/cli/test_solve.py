@@ -15,7 +15,7 @@ import vrplib
 
 from routecli import solvers
 from routecli.cli.app import main
-from routecli.cli.choices import SEARCH_SECONDS
+from routecli.stop import DEFAULT_SECONDS as SEARCH_SECONDS
 
 MALFORMED = Path(__file__).parents[1] / "data" / "malformed"
 
@@ -149,7 +149,7 @@ def test_a_best_known_value_must_be_positive(data_dir, capsys, no_solving, value
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["{tiny_vrp}", "-m", "nds", "--device", "cuda"], "--device does not apply to model 'nds'"),
+    (["{tiny_vrp}", "-m", "nds", "--decode", "greedy"], "--decode does not apply to model 'nds'"),
     (["{explicit}", "-m", "miloop"], "MiLoop needs node coordinates"),
     (["{diagonal}", "-m", "hgs"], "the diagonal must be 0"),
     (["{tiny_tsp}", "-m", "miloop", "--checkpoint", "{empty}"], "not a readable routecli checkpoint"),

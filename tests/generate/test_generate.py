@@ -134,7 +134,7 @@ def test_the_generate_command_takes_every_distribution(tmp_path, capsys):
 
     for distribution in gen.DISTRIBUTIONS:
         out = tmp_path / f"{distribution}.npz"
-        assert main(["generate", "cvrp", "-n", "12", "--num", "2", "--distribution",
+        assert main(["generate", "cvrp", "--size", "12", "--num", "2", "--distribution",
                      distribution, "--out", str(out)]) == 0
         problem, batch = gen.load_batch(out)
         assert problem == "cvrp" and batch["locs"].shape == (2, 13, 2)

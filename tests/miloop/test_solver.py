@@ -6,7 +6,8 @@ from routecli.errors import OptionError
 from routecli.generate import batch_instances
 from routecli.miloop.model import MiLoop, MiLoopConfig, to_checkpoint
 from routecli.problems import Metric, TSPInstance
-from routecli.solvers import Stop, make_solver, run
+from routecli.solvers import make_solver, run
+from routecli.stop import MaxIterations, MaxRuntime
 from routecli.train.checkpoint import CheckpointError, save
 
 
@@ -57,7 +58,7 @@ def test_a_zero_time_limit_still_returns_one_finished_rollout(checkpoints):
     inst = batch_instances("tsp", generate.tsp(1, 12, seed=3), rule="exact")[0]
     solver = make_solver("miloop", decode="multistart", starts=4, augment=True,
                          checkpoint=str(checkpoints["tsp"]))
-    result = run(solver, inst, seed=0, stop=Stop(seconds=0.0))
+    result = run(solver, inst, seed=0, stop=MaxRuntime(0.0))
     assert result.feasible
     full = run(solver, inst, seed=0)
     assert full.cost <= result.cost + 1e-9  # all 32 rollouts can only do better than the first 4
@@ -67,7 +68,7 @@ def test_iteration_limits_and_bad_settings_are_refused(checkpoints):
     inst = batch_instances("tsp", generate.tsp(1, 8, seed=3), rule="exact")[0]
     solver = make_solver("miloop", checkpoint=str(checkpoints["tsp"]))
     with pytest.raises(OptionError, match="iteration limit"):
-        solver.solve(inst, stop=Stop(iterations=5))
+        solver.solve(inst, stop=MaxIterations(5))
     with pytest.raises(OptionError, match="--decode"):
         make_solver("miloop", decode="beam")
     with pytest.raises(OptionError, match="--device"):
@@ -87,5 +88,5 @@ def test_a_time_limit_is_honoured_within_the_margin(decode):
     inst = read_instance(DATA.parents[1] / "data" / "demo" / "tsp-demo-50.tsp")
     solver = make_solver("miloop", decode=decode, starts=100, augment=decode == "multistart",
                          threads=1)
-    result = run(solver, inst, seed=0, stop=Stop(seconds=1.5))
+    result = run(solver, inst, seed=0, stop=MaxRuntime(1.5))
     assert result.feasible and result.seconds <= 1.5 + TIME_MARGIN

@@ -18,6 +18,7 @@ from routecli.search.asa import ASAConfig, initial_solution, solve
 from routecli.search.repair import drop_unprofitable
 from routecli.search.ruin import make_policy
 from routecli.search.state import DEMAND, SearchProblem, from_routes
+from routecli.stop import MaxIterations
 
 
 def via_routes(problem: SearchProblem, routes: Routes, coords: np.ndarray) -> RouteBatch:
@@ -37,7 +38,7 @@ def test_state_batch_equals_the_routes_batch_on_searched_states(kind: str, seed:
         drop_unprofitable(problem.dist, problem.node_data, problem.capacity, problem.timed,
                           *start.arrays())
     # a searched solution: routes emptied and refilled, slots reused out of order
-    found = solve(problem, make_policy("random"), ASAConfig(time_limit=None, iterations=200),
+    found = solve(problem, make_policy("random"), ASAConfig(stop=MaxIterations(200)),
                   seed=seed).solution
     rng = np.random.default_rng(seed)
     shuffled = Routes([found.routes[i] for i in rng.permutation(len(found.routes))])

@@ -11,7 +11,8 @@ from routecli.generate import batch_instances
 from routecli.nds.policy import NDSConfig, NDSPolicy, to_checkpoint
 from routecli.nds.removal import HybridRemoval, LearnedRemoval
 from routecli.nds.solver import default_checkpoint
-from routecli.solvers import Stop, make_solver, run
+from routecli.solvers import make_solver, run
+from routecli.stop import MaxIterations
 from routecli.train.checkpoint import CheckpointError
 from routecli.train.checkpoint import save as save_checkpoint
 
@@ -46,7 +47,7 @@ def test_learned_search_returns_valid_solutions_and_reports_progress(tmp_path, p
     pe = "ipe_inv_xpe" if problem == "cvrp" else "ipe_xpe"
     nds = solver(checkpoint=save(tmp_path, problem, pe))
     seen = []
-    result = run(nds, instance(problem), seed=1, stop=Stop(iterations=20),
+    result = run(nds, instance(problem), seed=1, stop=MaxIterations(20),
                  progress=lambda p: seen.append(p.best))
     assert result.feasible, result.problems
     assert seen and seen == sorted(seen, reverse=True) and seen[-1] == pytest.approx(result.cost)
@@ -60,7 +61,7 @@ def test_the_paper_variant_is_the_published_search(tmp_path):
             settings.bf16) == ("paper", 8, 64, 15, False)
     policy = nds.policy("cvrp")
     assert isinstance(policy, LearnedRemoval) and policy.augment and not policy.bf16
-    config = settings.asa_config(Stop(iterations=5))
+    config = settings.asa_config(MaxIterations(5))
     assert (config.rollouts, config.remove) == (64, 15)
 
 
@@ -69,33 +70,33 @@ def test_the_hybrid_returns_valid_solutions_and_runs_its_learned_iterations(tmp_
     pe = "ipe_inv_xpe" if problem == "cvrp" else "ipe_xpe"
     nds = solver(checkpoint=save(tmp_path, problem, pe), variant="hybrid", every=20, images=1,
                  bf16=True)
-    result = run(nds, instance(problem, 40), seed=2, stop=Stop(iterations=2100))
+    result = run(nds, instance(problem, 40), seed=2, stop=MaxIterations(2100))
     assert result.feasible, result.problems
     assert nds.last.iterations == 2100
     policy = nds.policy(problem)
     assert isinstance(policy, HybridRemoval) and policy.every == 20
     assert policy.calls == 2100 // 21
     assert 1 <= policy.learned.encodings <= policy.calls  # reused when the strings moved nothing
-    config = nds.settings.asa_config(Stop(iterations=5))
+    config = nds.settings.asa_config(MaxIterations(5))
     assert (config.rollouts, config.remove) == (1, 10)  # its string iterations are sisr's
 
 
 def test_random_control_needs_no_checkpoint():
     control = solver(policy="random")
     assert control.name == "nds-random"
-    assert run(control, instance(), stop=Stop(iterations=20)).feasible
+    assert run(control, instance(), stop=MaxIterations(20)).feasible
 
 
 def test_checkpoint_for_another_problem_is_refused(tmp_path):
     nds = solver(checkpoint=save(tmp_path, "vrptw", "ipe_xpe"))
     with pytest.raises(CheckpointError, match="NDS-VRPTW checkpoint"):
-        nds.solve(instance("cvrp"), stop=Stop(iterations=1))
+        nds.solve(instance("cvrp"), stop=MaxIterations(1))
 
 
 def test_pe_must_match_the_checkpoint(tmp_path):
     nds = solver(checkpoint=save(tmp_path), pe="rope")
     with pytest.raises(CheckpointError, match="trained with PE 'ipe_inv_xpe'"):
-        nds.solve(instance(), stop=Stop(iterations=1))
+        nds.solve(instance(), stop=MaxIterations(1))
 
 
 def test_bad_options_are_refused_early(tmp_path):
@@ -110,4 +111,4 @@ def test_bad_options_are_refused_early(tmp_path):
     with pytest.raises(OptionError, match="every"):
         solver(variant="hybrid", every=0)
     with pytest.raises(CheckpointError, match="not found"):
-        solver(checkpoint=str(tmp_path / "missing.pt")).solve(instance(), stop=Stop(iterations=1))
+        solver(checkpoint=str(tmp_path / "missing.pt")).solve(instance(), stop=MaxIterations(1))

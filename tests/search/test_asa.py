@@ -20,6 +20,7 @@ from routecli.search.asa import (
 )
 from routecli.search.ruin import RandomRemoval, StringRemoval, make_policy
 from routecli.search.state import SearchProblem, SearchState, total_cost
+from routecli.stop import MaxIterations, MaxRuntime, NoImprovement
 
 GENERATORS = {"cvrp": cvrp, "vrptw": vrptw, "pcvrp": pcvrp}
 
@@ -65,7 +66,7 @@ def test_search_returns_a_valid_solution_no_worse_than_its_start(problem: str,
                                                                  policy: str) -> None:
     search = _search(problem)
     start = total_cost(search, initial_solution(search))
-    result = solve(search, make_policy(policy), ASAConfig(time_limit=None, iterations=3000))
+    result = solve(search, make_policy(policy), ASAConfig(stop=MaxIterations(3000)))
     assert validate(search.instance, result.solution) == []
     # the tracked (incremental) cost is the instance's own cost of the returned routes
     assert result.cost == pytest.approx(search.instance.cost(result.solution), abs=1e-9)
@@ -76,13 +77,13 @@ def test_search_returns_a_valid_solution_no_worse_than_its_start(problem: str,
 def test_search_improves_the_savings_start() -> None:
     search = _search("cvrp", 60, seed=4)
     start = total_cost(search, initial_solution(search))
-    result = solve(search, make_policy("strings"), ASAConfig(time_limit=None, iterations=5000))
+    result = solve(search, make_policy("strings"), ASAConfig(stop=MaxIterations(5000)))
     assert result.cost < start
 
 
 def test_same_seed_same_result() -> None:
     search = _search("vrptw")
-    config = ASAConfig(time_limit=None, iterations=2000, rollouts=3)
+    config = ASAConfig(stop=MaxIterations(2000), rollouts=3)
     a = solve(search, make_policy("strings"), config, seed=7)
     b = solve(search, make_policy("strings"), config, seed=7)
     assert a.cost == b.cost
@@ -98,7 +99,7 @@ class _PythonStrings(StringRemoval):
 @pytest.mark.parametrize("problem", ["cvrp", "pcvrp"])
 def test_python_policy_path_with_many_rollouts(problem: str) -> None:
     search = _search(problem)
-    config = ASAConfig(time_limit=None, iterations=300, rollouts=8)
+    config = ASAConfig(stop=MaxIterations(300), rollouts=8)
     result = solve(search, _PythonStrings(), config, seed=1)
     assert validate(search.instance, result.solution) == []
     assert result.cost == pytest.approx(search.instance.cost(result.solution), abs=1e-9)
@@ -107,7 +108,7 @@ def test_python_policy_path_with_many_rollouts(problem: str) -> None:
 def test_progress_reports_a_falling_best_cost() -> None:
     search = _search("cvrp", 50, seed=2)
     seen: list[float] = []
-    result = solve(search, make_policy("strings"), ASAConfig(time_limit=None, iterations=3000),
+    result = solve(search, make_policy("strings"), ASAConfig(stop=MaxIterations(3000)),
                    progress=lambda seconds, cost: seen.append(cost))
     assert len(seen) >= 2 and seen == sorted(seen, reverse=True)
     assert seen[-1] == pytest.approx(result.cost)
@@ -115,23 +116,23 @@ def test_progress_reports_a_falling_best_cost() -> None:
 
 def test_time_limit_stops_the_run() -> None:
     search = _search("cvrp", 40)
-    result = solve(search, make_policy("strings"), ASAConfig(time_limit=0.0))
+    result = solve(search, make_policy("strings"), ASAConfig(stop=MaxRuntime(0.0)))
     assert result.iterations >= 1  # at least one iteration, then the expired limit stops it
-    capped = solve(search, make_policy("strings"), ASAConfig(time_limit=0.0, iterations=10**9))
+    capped = solve(search, make_policy("strings"), ASAConfig(stop=MaxRuntime(0.0) | MaxIterations(10**9)))
     assert capped.iterations < 10**9
 
 
 def test_a_start_solution_can_be_given() -> None:
     search = _search("cvrp", 30)
     start = initial_solution(search).to_routes()
-    result = solve(search, make_policy("random"), ASAConfig(time_limit=None, iterations=500),
+    result = solve(search, make_policy("random"), ASAConfig(stop=MaxIterations(500)),
                    initial=start)
     assert result.cost <= search.instance.cost(start)
 
 
 def test_needs_a_budget() -> None:
     with pytest.raises(ValueError, match="time limit or an iteration budget"):
-        solve(_search("cvrp", 10), make_policy("random"), ASAConfig(time_limit=None))
+        solve(_search("cvrp", 10), make_policy("random"), ASAConfig(stop=NoImprovement(5)))
 
 
 def test_empty_state_has_no_cost() -> None:
@@ -153,7 +154,7 @@ class _Sloppy(StringRemoval):
 
 def test_duplicate_and_out_of_range_proposals_are_ignored() -> None:
     search = _search("cvrp", 30)
-    result = solve(search, _Sloppy(), ASAConfig(time_limit=None, iterations=200, rollouts=2))
+    result = solve(search, _Sloppy(), ASAConfig(stop=MaxIterations(200), rollouts=2))
     assert validate(search.instance, result.solution) == []
 
 
@@ -177,7 +178,7 @@ def test_a_hybrid_policy_interleaves_its_proposals_with_kernel_iterations(proble
     # kernel iterations, this crashed (CVRP) before the engine resynchronised it
     search = _search(problem)
     policy = _Hybrid()
-    result = solve(search, policy, ASAConfig(time_limit=None, iterations=3000), seed=3)
+    result = solve(search, policy, ASAConfig(stop=MaxIterations(3000)), seed=3)
     assert validate(search.instance, result.solution) == []
     assert result.cost == pytest.approx(search.instance.cost(result.solution), abs=1e-9)
     assert result.iterations == 3000

@@ -1,0 +1,63 @@
+"""The resources a run may use, with one meaning for every model and command: the torch
+device, CPU threads and the random seed.
+
+Torch loads only inside :func:`resolve_device`, so the command line can declare and check
+these options without paying for it at ``--help`` time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from routecli.errors import OptionError
+
+DEVICE_HELP = ("Torch device: auto (CUDA when present, else cpu), cpu, cuda or cuda:N; models "
+               "without torch run on the CPU.")
+DEFAULT_DEVICE = "auto"
+DEFAULT_THREADS = 1  # torch's default, one per core, crawls on a core other jobs use
+SEED_MAX = 2**32 - 1  # numpy's and PyVRP's seeds are 32-bit
+SEED_HELP = f"Random seed, 0..2**32-1 ({SEED_MAX})."
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+
+def resolve_device(name: str) -> str:
+    """``name`` as a torch device string (``auto``: ``cuda`` when CUDA is present, else
+    ``cpu``); a CUDA device this machine lacks is refused."""
+    text = name.strip().lower()
+    if not _DEVICE.fullmatch(text):
+        raise OptionError(f"--device must be auto, cpu, cuda or cuda:N, got {name!r}")
+    if text == "cpu":
+        return text
+    import torch
+
+    available = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if text == "auto":
+        return "cuda" if available else "cpu"
+    index = int(text.partition(":")[2] or 0)
+    if index >= available:
+        have = f"{available} CUDA device(s)" if available else "no CUDA device"
+        raise OptionError(f"--device {name}: this machine has {have} (use cpu or auto)")
+    return text
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def check_threads(threads: int) -> int:
+    """``threads`` if between 1 and the core count (more only slows torch down)."""
+    if not 1 <= threads <= cores():
+        raise OptionError(f"--threads must be between 1 and the {cores()} core(s) here, "
+                          f"got {threads}")
+    return threads
+
+
+def check_seed(seed: int, flag: str = "--seed") -> int:
+    if not 0 <= seed <= SEED_MAX:
+        raise OptionError(f"{flag} must be between 0 and 2**32-1, got {seed}")
+    return seed

@@ -1,0 +1,9 @@
+"""The named choices of the non-neural search, torch- and numba-free so that the command line
+lists them without loading the kernels."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Removal = Literal["random", "strings"]  # SISR string removal, or uniform random removal
+REMOVALS: tuple[Removal, ...] = get_args(Removal)

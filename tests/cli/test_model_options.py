@@ -1,0 +1,97 @@
+"""The options of solve and bench (routecli.cli.model_options): resource options accepted by
+every model, model options refused by models without them, one-line errors for values that
+used to give tracebacks or never end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from routecli.cli.app import main
+from routecli.resources import cores
+
+RESOURCES = ["--threads", "1", "--device", "cpu", "--seed", "7"]
+
+
+def one_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    return err
+
+
+@pytest.mark.parametrize("model, instance, limit", [
+    ("nn", "tiny.vrp", ["--time-limit", "1"]),
+    ("hgs", "tiny.vrp", ["--time-limit", "1", "--iterations", "20"]),
+    ("sisr", "tiny.vrp", ["--time-limit", "1", "--iterations", "20"]),
+    ("nds", "tiny.vrp", ["--time-limit", "5", "--iterations", "2"]),
+    ("miloop", "tiny.tsp", ["--time-limit", "5"]),
+    ("exact", "tiny.kp", ["--time-limit", "5"]),
+])
+def test_every_model_takes_the_resource_options(data_dir, capsys, model, instance, limit):
+    argv = ["solve", str(data_dir / instance), "-m", model, "--json", *RESOURCES, *limit]
+    assert main(argv) == 0, capsys.readouterr().err
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["feasible"] and row["seed"] == 7 and row["model"].startswith(model)
+
+
+def test_dact_takes_them_too_and_asks_only_for_its_checkpoint(data_dir, capsys):
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "dact", *RESOURCES]) == 2
+    assert "needs --checkpoint" in one_error(capsys)
+
+
+@pytest.mark.parametrize("model", ["hgs", "sisr", "nn"])
+@pytest.mark.parametrize("seed", ["-5", "-1", str(2**32), str(2**64)])
+def test_seeds_outside_32_bits_are_one_line(data_dir, capsys, model, seed):
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", model, "--seed", seed]) == 2
+    assert "--seed must be between 0 and 2**32-1" in one_error(capsys)
+
+
+@pytest.mark.parametrize("model", ["hgs", "sisr"])
+@pytest.mark.parametrize("limit", ["inf", "nan", "1e300", "-1"])
+def test_time_limits_that_never_end_are_refused(data_dir, capsys, model, limit):
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", model, "-t", limit]) == 2
+    assert "time limit must be between 0 and 604800 seconds" in one_error(capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--threads", str(cores() + 1)], "--threads must be between 1 and"),
+    (["--threads", "0"], "--threads must be between 1 and"),
+    (["--iterations", "0"], "iteration limit must be between 1"),
+    (["--iterations", str(2**70)], "iteration limit must be between 1"),
+    (["--no-improvement", "0"], "no-improvement limit must be between 1"),
+    (["--device", "gpu"], "--device must be auto, cpu, cuda or cuda:N"),
+])
+def test_bad_resource_and_stop_values_are_one_line(data_dir, capsys, argv, message):
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "sisr", *argv]) == 2
+    assert message in one_error(capsys)
+
+
+def test_a_huge_candidate_count_is_one_line_and_a_large_one_decodes_all_nodes(data_dir, capsys):
+    tsp = str(data_dir / "tiny.tsp")
+    assert main(["solve", tsp, "-m", "miloop", "--candidates", str(10**12)]) == 2
+    assert "--candidates must be at most 1,000,000" in one_error(capsys)
+    assert main(["solve", tsp, "-m", "miloop", "--candidates", "5000", "--json"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert main(["solve", tsp, "-m", "miloop", "--candidates", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cost"] == full["cost"]
+
+
+def test_no_improvement_stops_a_search_deterministically(data_dir, capsys):
+    argv = ["solve", str(data_dir / "tiny.vrp"), "-m", "hgs", "--no-improvement", "30", "--json"]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["cost"] == first["cost"]
+    assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--no-improvement", "3"]) == 2
+    assert "constructive" in one_error(capsys)
+
+
+def test_bench_takes_the_options_solve_takes(data_dir, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["bench", str(data_dir / "tiny.vrp"), "-o", str(out), "-m", "sisr", "--iterations",
+            "5", "--polish", "--no-improvement", "100", *RESOURCES]
+    assert main(argv) == 0, capsys.readouterr().err
+    run = json.loads((out / "run.json").read_text())
+    assert run["seed"] == 7 and run["settings"]["polish"] is True
+    assert run["stop"] == {"seconds": None, "iterations": 5, "no_improvement": 100}
