@@ -57,7 +57,6 @@ def compare_pe(
 
     from routecli.cli.common import console
     from routecli.improve import compare
-
     from routecli.resources import resolve_device
 
     where = resolve_device(device)
