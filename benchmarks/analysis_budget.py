@@ -15,15 +15,15 @@ every smaller ``--factors`` budget (the stopping criterion only watches the sear
 ``--high`` run and the Table 1 statistics with their change from the ``--high`` run (paired by
 instance: mean and standard error of the per-instance change of the per-route mean).
 
-One process, one core. ``--rows`` keeps one line per finished instance and budget, and a rerun
-skips those already there; every solution also goes to the reference cache, so the analyses
-reuse them.
+One process, one core. ``--rows`` (a :class:`routecli.bench.results.ResultStore`) keeps one
+line per finished instance and budget, keyed by set, budget and instance fingerprint, and a
+rerun skips those already there; every solution also goes to the reference cache, so the
+analyses reuse them.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import time
 from pathlib import Path
 
@@ -33,12 +33,19 @@ from routecli.analysis.anisometry import STATS, anisometry, closed_paths, route_
 from routecli.analysis.data import default_budget, instance_set
 from routecli.atomic import atomic_write_text
 from routecli.baselines.hgs import search
-from routecli.baselines.reference import ReferenceBudget, cache_path, reference_solutions, store
-from routecli.bench.results import git_commit
+from routecli.baselines.reference import (
+    ReferenceBudget,
+    cache_path,
+    reference_solutions,
+    store,
+)
 from routecli.problems import Instance, check
+from routecli.problems.fingerprint import fingerprint
+from routecli.store import ResultStore, git_commit
 
 SETS = ("cvrp-100", "cvrp-200", "cvrp-500", "vrptw-100", "pdtsp-51")
-FIELDS = ("set", "index", "factor", "budget", "iterations", "cost", "cpu_seconds")
+FIELDS = ["set", "index", "fingerprint", "factor", "budget", "iterations", "cost", "cpu_seconds"]
+KEY = ["set", "fingerprint", "factor", "budget"]
 
 
 def solve_instance(name: str, index: int, instance: Instance, high: float,
@@ -60,7 +67,8 @@ def solve_instance(name: str, index: int, instance: Instance, high: float,
             [*run.early_iterations, run.iterations], strict=True):
         check(instance, solution)
         store(cache_path(instance, budget), instance, solution)
-        rows.append({"set": name, "index": index, "factor": factor, "budget": budget.key,
+        rows.append({"set": name, "index": index, "fingerprint": fingerprint(instance),
+                     "factor": factor, "budget": budget.key,
                      "iterations": iterations, "cost": instance.cost(solution),
                      "cpu_seconds": round(cpu * iterations / max(run.iterations, 1), 2)})
     return rows
@@ -110,10 +118,6 @@ def set_table(name: str, count: int, high: float, factors: list[float],
     return lines
 
 
-def read_rows(path: Path) -> list[dict[str, str]]:
-    return list(csv.DictReader(path.open())) if path.exists() else []
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS))
@@ -127,20 +131,20 @@ def main() -> None:
     factors = sorted(float(f) for f in args.factors.split(","))
     if not all(0 < f < args.high for f in factors):
         raise SystemExit("--factors must lie between 0 and --high")
-    rows = read_rows(args.rows)
-    done = {(r["set"], int(r["index"]), float(r["factor"])) for r in rows}
-    if not args.rows.exists():
-        args.rows.write_text(",".join(FIELDS) + "\n")
+    results = ResultStore(args.rows, FIELDS, KEY)
     for name in names:
         instances = instance_set(name, 1000, 0)[: args.instances]
         for index, instance in enumerate(instances):
-            if all((name, index, f) in done for f in [*factors, args.high]):
+            if all(results.done(set=name, fingerprint=fingerprint(instance), factor=factor,
+                                budget=default_budget(name, factor).key)
+                   for factor in [*factors, args.high]):
                 continue
             new = solve_instance(name, index, instance, args.high, factors)
-            with args.rows.open("a", newline="") as fh:
-                csv.DictWriter(fh, FIELDS).writerows(new)
-            rows += [{k: str(v) for k, v in r.items()} for r in new]
+            for row in new:
+                if not results.done(**row):
+                    results.add(**row)
             print(f"{name} #{index}: {new[-1]['cpu_seconds']} CPU s", flush=True)
+    rows = results.rows
     commit = git_commit()
     lines = [f"Table 1 statistics against the PyVRP budget, first {args.instances} instances of "
              f"each analysis set (seed 0), commit {commit}. Budget: times the reference "

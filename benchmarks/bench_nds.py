@@ -40,13 +40,14 @@ from typing import Any
 from scipy.stats import wilcoxon
 
 from routecli import generate
-from routecli.bench.results import Provenance, ResultLog, ResultRow
+from routecli.bench.results import ResultLog, ResultRow
 from routecli.bench.sets import data_root
 from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.generate import batch_instances
 from routecli.io import read_instance
 from routecli.solvers import make_solver, run
 from routecli.stop import Criterion, MaxIterations, MaxRuntime
+from routecli.store import Provenance
 from routecli.train.checkpoint import shipped
 
 DATA = data_root() or Path("../shared/benchdata")  # --data-root rule of routecli bench
@@ -119,7 +120,7 @@ def solve_row(rec: ResultLog, part: str, instance, spec: str, args,  # noqa: ANN
     extra = {"offset": float(instance.prizes.sum()) if instance.problem == "pcvrp" else 0.0,
              "iterations_run": last.iterations if last is not None else "",
              "cpu_seconds": round(cpu, 3)}
-    return rec.add(row, **{k: v for k, v in extra.items() if k in rec.columns})
+    return rec.add_row(row, **{k: v for k, v in extra.items() if k in rec.columns})
 
 
 def extra_columns(path: Path) -> list[str]:

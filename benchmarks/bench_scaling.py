@@ -31,7 +31,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from routecli.bench.results import COLUMNS, Provenance, ResultLog, ResultRow
+from routecli.bench.results import COLUMNS, ResultLog, ResultRow
+from routecli.store import Provenance
 
 EXTRA = ["engine", "candidates", "ms_per_step", "steps", "cpu_s", "cpu_ms_per_step", "peak_rss_mb",
          "model_rss_mb", "bhh_ratio", "routes"]
@@ -52,7 +53,7 @@ def run_case(problem: str, n: int, mode: str, seed: int, threads: int) -> dict:
     """Solve one instance in this process through ``--model miloop``; returns its row."""
     import torch
 
-    from routecli.bench.results import Provenance, ResultRow
+    from routecli.bench.results import ResultRow
     from routecli.generate import batch_instances
     from routecli.miloop.decode import decode
     from routecli.miloop.solver import DEFAULT_CANDIDATES
@@ -135,7 +136,7 @@ def main() -> None:
             sys.exit(f"{case} failed:\n{child.stderr}")
         record = {**json.loads(child.stdout.strip().splitlines()[-1]),
                   **asdict(Provenance.current())}  # this command, not the child's
-        log.add(ResultRow(**{k: record[k] for k in COLUMNS}), **{k: record[k] for k in EXTRA})
+        log.add_row(ResultRow(**{k: record[k] for k in COLUMNS}), **{k: record[k] for k in EXTRA})
         print(markdown(rows[-1:]).splitlines()[-1], flush=True)
     args.out.with_suffix(".md").write_text(markdown(rows))
     print(markdown(rows))

@@ -12,15 +12,15 @@ read from the doubled run's record of improvements (checked against a separate r
 plain budget on the first instance of each set). The table gives the mean gain of doubling,
 which should be below 0.1%.
 
-One process, one core. ``--rows`` keeps one line per finished instance, and a rerun skips those
-already there, so the check can be spread over several sessions; a row of another budget (a
-changed ``reference_budget`` or PyVRP version) is refused.
+One process, one core. ``--rows`` (a :class:`routecli.bench.results.ResultStore`) keeps one line
+per finished instance, keyed by set, budget and instance fingerprint, and a rerun skips those
+already there, so the check can be spread over several sessions; rows of another budget (a
+changed ``reference_budget`` or PyVRP version) or number of instances are refused.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 import time
 from collections.abc import Callable
@@ -32,10 +32,11 @@ from routecli import generate
 from routecli.atomic import atomic_write_text
 from routecli.baselines.hgs import Run, search
 from routecli.baselines.reference import ReferenceBudget, cache_path, reference_budget, store
-from routecli.bench.results import git_commit
 from routecli.generate import batch_instances
 from routecli.problems import Instance, check
+from routecli.problems.fingerprint import fingerprint
 from routecli.solvers import Progress
+from routecli.store import ResultStore, git_commit
 
 # name: (instances of it, where they come from). The sets whose gaps routecli reports; the
 # analyses' references are a measured fraction of this budget (benchmarks/analysis_budget.py).
@@ -48,8 +49,9 @@ SETS: dict[str, tuple[Callable[[int], list[Instance]], str]] = {
                  "MiLoop evaluation, generate.cvrp(128, 100, 2026), capacity 50 (the analyses' "
                  "capacity rule gives 50 at 100 customers too)"),
 }
-FIELDS = ["set", "set_size", "index", "budget", "iterations", "cost", "doubled_iterations", "doubled_cost",
-          "cpu_seconds", "timed_out"]
+FIELDS = ["set", "set_size", "index", "fingerprint", "budget", "iterations", "cost",
+          "doubled_iterations", "doubled_cost", "cpu_seconds", "timed_out"]
+KEY = ["set", "fingerprint", "budget"]
 
 
 def best_at(improved_at: list[int], costs: list[float], iteration: int) -> float:
@@ -95,7 +97,8 @@ def check_instance(name: str, size: int, index: int, instance: Instance,
             raise SystemExit(f"{name} #{index}: the plain budget stopped at iteration "
                              f"{direct.iterations} with {direct_costs[-1]}, the doubled run says "
                              f"{plain_iterations} with {plain_cost}: the run is not deterministic")
-    return {"set": name, "set_size": size, "index": index, "budget": budget.key,
+    return {"set": name, "set_size": size, "index": index, "fingerprint": fingerprint(instance),
+            "budget": budget.key,
             "iterations": plain_iterations, "cost": plain_cost,
             "doubled_iterations": run.iterations, "doubled_cost": costs[-1],
             "cpu_seconds": round(cpu, 2), "timed_out": int(run.timed_out)}
@@ -104,12 +107,6 @@ def check_instance(name: str, size: int, index: int, instance: Instance,
 def gain_of(row: dict[str, str]) -> float:
     """How much better (%) the doubled budget's reference is."""
     return 100 * (float(row["cost"]) - float(row["doubled_cost"])) / float(row["doubled_cost"])
-
-
-def read_rows(path: Path | None) -> list[dict[str, str]]:
-    if path is None or not path.exists():
-        return []
-    return list(csv.DictReader(path.open()))
 
 
 def table(rows: list[dict[str, str]]) -> str:
@@ -140,7 +137,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=32, help="per set")
     parser.add_argument("--sets", default=",".join(SETS),
                         help="comma list of: " + ", ".join(SETS))
-    parser.add_argument("--rows", type=Path, default=None, help="resumable per-instance CSV")
+    parser.add_argument("--rows", type=Path, required=True, help="resumable per-instance CSV")
     parser.add_argument("--table", action="store_true",
                         help="compute nothing: print the table of all rows in --rows")
     parser.add_argument("--out", type=Path, default=None,
@@ -151,31 +148,23 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown set {unknown[0]!r}; choose from {', '.join(SETS)}")
 
-    rows = read_rows(args.rows)
+    store = ResultStore(args.rows, FIELDS, KEY)
     for name in [] if args.table else names:
         instances = SETS[name][0](args.instances)
         key = reference_budget(instances[0].problem, instances[0].size).key
-        mine = [r for r in rows if r["set"] == name]
+        mine = [r for r in store.rows if r["set"] == name]
         if any((r["budget"], int(r["set_size"])) != (key, args.instances) for r in mine):
             raise SystemExit(f"{args.rows} holds {name} rows of another budget or number of "
                              f"instances than {key} on {args.instances}")
-        done = {int(r["index"]) for r in mine}
         for index, instance in enumerate(instances):
-            if index in done:
+            if store.done(set=name, fingerprint=fingerprint(instance), budget=key):
                 continue
-            row = {k: str(v) for k, v in check_instance(name, args.instances, index, instance,
-                                                       verify=index == 0).items()}
-            rows.append(row)
-            if args.rows is not None:
-                new = not args.rows.exists()
-                with args.rows.open("a", newline="") as fh:
-                    writer = csv.DictWriter(fh, fieldnames=FIELDS)
-                    if new:
-                        writer.writeheader()
-                    writer.writerow(row)
-            print(f"{name} #{index}: {row['iterations']} iterations, gain of doubling "
-                  f"{gain_of(row):.3f}% ({row['cpu_seconds']} CPU s doubled)", flush=True)
+            stored = store.add(**check_instance(name, args.instances, index, instance,
+                                                verify=index == 0))
+            print(f"{name} #{index}: {stored['iterations']} iterations, gain of doubling "
+                  f"{gain_of(stored):.3f}% ({stored['cpu_seconds']} CPU s doubled)", flush=True)
 
+    rows = store.rows
     rows = [r for r in rows if r["set"] in names]
     text = table(rows)
     print(text)

@@ -14,11 +14,12 @@ model runs, the first --check-refs instances are solved again with the budget do
 stored reference worse than that by more than 0.2% is reported as a warning.
 
 Long runs (M = 100 x8 takes minutes per instance on a CPU) can be spread over several
-sessions with ``--per-instance FILE.csv``: instances are decoded one block at a time, each
-finished one is appended to the file, and a rerun skips those already there (rows of other
-weights, told apart by the SHA-256 of the checkpoint's tensors, are refused). The summary
-compares the stored model costs with the references of this run, so a file decoded against
-older references gives the current gaps without decoding again. The file is re-read before each block, so a
+sessions with ``--per-instance FILE.csv`` (a :class:`routecli.bench.results.ResultStore`):
+instances are decoded one block at a time, each finished one is appended to the file keyed by
+the SHA-256 of the checkpoint's tensors, the decoding settings and the instance's fingerprint,
+and a rerun skips those already there. The summary compares the stored model costs with the
+references of this run, so a file decoded against older references gives the current gaps
+without decoding again. The file is re-read before each block, so a
 second process started with ``--reverse`` on the same file works from the other end and the two
 meet in the middle (two cores, half the wall time; the instance where they meet may be decoded
 twice). A process that finds all instances in the file prints the summary row.
@@ -27,9 +28,7 @@ twice). A process that finds all instances in the file prints the summary row.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import math
 import time
 import warnings
 from pathlib import Path
@@ -39,17 +38,25 @@ import torch
 
 from routecli import generate
 from routecli.baselines.construction import NearestNeighbour
-from routecli.baselines.reference import ReferenceBudget, reference_budget, reference_solutions
-from routecli.bench.results import git_commit
+from routecli.baselines.reference import (
+    ReferenceBudget,
+    reference_budget,
+    reference_solutions,
+)
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
 from routecli.problems import Instance, validate
+from routecli.problems.fingerprint import fingerprint
+from routecli.store import ResultStore, git_commit
 from routecli.train import checkpoint
 
 # A stored reference more than this much (%) worse than a run with the budget doubled is not
 # near-converged: the budget is too small for these instances, or the cache holds a bad run.
 CONSISTENCY_TOLERANCE = 0.2
+PER_INSTANCE = ["index", "fingerprint", "checkpoint_sha256", "settings", "cost", "ref_cost",
+                "seconds", "reference"]
+PER_INSTANCE_KEY = ["checkpoint_sha256", "settings", "fingerprint"]
 
 
 def main() -> None:
@@ -87,6 +94,7 @@ def main() -> None:
     consistency = check_references(instances[:args.check_refs], ref_cost, budget)
     digest = checkpoint.load(args.checkpoint)["sha256"][:16]
     k = args.first or args.instances
+    starts = args.starts if args.decode != "greedy" else 1
     nn = NearestNeighbour()
     nn_cost = np.array([inst.cost(nn.solve(inst)) for inst in instances[:k]])
 
@@ -113,30 +121,39 @@ def main() -> None:
         costs, seconds = solve(slice(0, k))
         cost = np.array(costs)
     else:
-        starts = range(0, k, args.block)
-        for lo in reversed(starts) if args.reverse else starts:
-            done = resume_rows(args.per_instance, digest, ref_cost, budget.key)
-            todo = [i for i in range(lo, min(lo + args.block, k)) if i not in done]
+        settings = json.dumps({"decode": args.decode, "starts": starts, "augment": args.augment,
+                               "seed": args.seed}, sort_keys=True)
+        store = ResultStore(args.per_instance, PER_INSTANCE, key=PER_INSTANCE_KEY)
+        prints = [fingerprint(inst) for inst in instances[:k]]
+
+        def stored(i: int) -> dict[str, str] | None:
+            return store.get(checkpoint_sha256=digest, settings=settings, fingerprint=prints[i])
+
+        blocks = range(0, k, args.block)
+        for lo in reversed(blocks) if args.reverse else blocks:
+            store.reload()
+            todo = [i for i in range(lo, min(lo + args.block, k)) if stored(i) is None]
             if not todo:
                 continue
             costs, took = solve(slice(todo[0], todo[-1] + 1))
-            with args.per_instance.open("a", newline="") as fh:
-                writer = csv.writer(fh)
-                for i, c in zip(range(todo[0], todo[-1] + 1), costs, strict=True):
-                    done[i] = (c, took / len(costs))
-                    writer.writerow([i, digest, c, ref_cost[i], took / len(costs), budget.key])
-            print(f"{len(done)}/{k} instances, last block {took:.1f} s", flush=True)
-        done = resume_rows(args.per_instance, digest, ref_cost, budget.key)
-        if len(done) < k:
-            print(f"{len(done)}/{k} instances in {args.per_instance}; "
+            for i, c in zip(range(todo[0], todo[-1] + 1), costs, strict=True):
+                store.add(index=i, fingerprint=prints[i], checkpoint_sha256=digest,
+                          settings=settings, cost=c, ref_cost=ref_cost[i],
+                          seconds=took / len(costs), reference=budget.key)
+            finished = sum(stored(i) is not None for i in range(k))
+            print(f"{finished}/{k} instances, last block {took:.1f} s", flush=True)
+        store.reload()
+        rows = [stored(i) for i in range(k)]
+        if None in rows:
+            print(f"{k - rows.count(None)}/{k} instances in {args.per_instance}; "
                   "the summary comes from the process that completes them", flush=True)
             return
-        cost = np.array([done[i][0] for i in range(k)])
-        seconds = sum(done[i][1] for i in range(k))
+        cost = np.array([float(r["cost"]) for r in rows if r is not None])
+        seconds = sum(float(r["seconds"]) for r in rows if r is not None)
     row = {
         "problem": args.problem, "size": args.size, "instances": k, "seed": args.seed,
         "checkpoint": args.checkpoint, "checkpoint_sha256": digest, "decode": args.decode,
-        "starts": args.starts if args.decode != "greedy" else 1, "augment": args.augment,
+        "starts": starts, "augment": args.augment,
         "obj": round(float(cost.mean()), 4), "ref_obj": round(float(ref_cost[:k].mean()), 4),
         "gap": round(float((100 * (cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
         "nn_gap": round(float((100 * (nn_cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
@@ -172,30 +189,6 @@ def check_references(instances: list[Instance], ref_cost: np.ndarray,
           f"instances: {np.mean(worse):+.3f}% on average, at most {max(worse):+.3f}%", flush=True)
     return {"instances": len(worse), "mean_percent": round(float(np.mean(worse)), 4),
             "max_percent": round(float(max(worse)), 4)}
-
-
-def resume_rows(path: Path, digest: str, ref_cost: np.ndarray,
-                reference: str) -> dict[int, tuple[float, float]]:
-    """Instances already decoded in ``path``: index -> (cost, seconds); creates the file.
-    A row whose reference (same settings) is not this run's reference of its index was decoded
-    on another instance (a seeded batch of another ``--instances`` differs, not only in length)."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("index,checkpoint_sha256,cost,ref_cost,seconds,reference\n")
-        return {}
-    done = {}
-    for row in csv.DictReader(path.open()):
-        if row["checkpoint_sha256"] != digest:
-            raise SystemExit(f"{path} holds results of other weights "
-                             f"({row['checkpoint_sha256']}, this one is {digest})")
-        i = int(row["index"])
-        if row["reference"] == reference and (
-                i >= len(ref_cost) or not math.isclose(float(row["ref_cost"]), ref_cost[i],
-                                                        rel_tol=1e-9)):
-            raise SystemExit(f"{path}: instance {i} there is not instance {i} of this run "
-                             "(another --instances, --seed or --size?); use another file")
-        done[i] = (float(row["cost"]), float(row["seconds"]))
-    return done
 
 
 if __name__ == "__main__":

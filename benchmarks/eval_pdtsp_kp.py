@@ -15,9 +15,14 @@ multi-start from M = 100 distinct pickups / densest items), ``m100x8`` (the same
 symmetric images, PDTSP). Every solution is validated; gaps are (ours - ref) / ref for PDTSP
 and (opt - ours) / opt for the knapsack, in percent.
 
-Resumable: one CSV row per (problem, size, capacity, instance, method); a rerun skips the rows
-already there (rows of other weights, told apart by the SHA-256 of the checkpoint's tensors,
-are refused), so a long table can be filled over several sessions. Instances are decoded
+Resumable: ``--csv`` is a :class:`routecli.bench.results.ResultStore` with one row per
+(problem, size, capacity, instance fingerprint, method, weights, references); a rerun skips the
+rows already there (rows of other weights, told apart by the SHA-256 of the checkpoint's
+tensors, are refused), so a long table can be filled over several sessions. A row names its
+instance by :func:`routecli.problems.fingerprint.fingerprint`, never by its index alone:
+instance i of a seeded batch depends on the batch size (the knapsack draws all weights, then
+all values), so index 0 of ``--instances 1`` is not index 0 of 128. PyVRP references come
+from the reference cache of :mod:`routecli.baselines.reference`. Instances are decoded
 ``--block`` at a time; the seconds of a block are shared equally by its instances. The summary
 (markdown) is printed from whatever rows the file holds.
 """
@@ -25,9 +30,6 @@ are refused), so a long table can be filled over several sessions. Instances are
 from __future__ import annotations
 
 import argparse
-import csv
-import hashlib
-import io
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -36,21 +38,21 @@ import numpy as np
 import torch
 
 from routecli import generate
-from routecli.atomic import append_csv_rows, atomic_write_text
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.knapsack import optimum
 from routecli.baselines.reference import reference_budget, reference_solutions
-from routecli.bench.results import git_commit
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
 from routecli.problems import Instance, cost, gap, validate
+from routecli.problems.fingerprint import fingerprint
+from routecli.store import ResultStore
 from routecli.train import checkpoint
 
-FIELDS = ("problem", "size", "capacity", "index", "instance_sha256", "method",
-          "checkpoint_sha256", "cost", "reference", "gap_pct", "seconds", "reference_settings",
-          "commit")  # rows of files older than instance_sha256 match no instance: redone
-COMMIT = git_commit()  # of the code that made the rows this process appends
+FIELDS = ["problem", "size", "capacity", "index", "fingerprint", "method", "checkpoint_sha256",
+          "cost", "reference", "gap_pct", "seconds", "reference_settings"]
+KEY = ["problem", "size", "capacity", "fingerprint", "method", "checkpoint_sha256",
+       "reference_settings"]
 KP_REFERENCE = "exact (HiGHS, zero MIP gap)"
 DECODE = {"greedy": ("greedy", 1, False), "m100": ("multistart", 100, False),
           "m100x8": ("multistart", 100, True)}
@@ -80,14 +82,17 @@ def main() -> None:
     path = args.checkpoint or str(shipped(f"miloop-{args.problem}.pt"))
     neural = any(m in DECODE for m in args.methods.split(","))
     digest = checkpoint.load(path)["sha256"][:16] if neural else ""
-    add_new_columns(args.csv)  # the summary and the resumed rows both read instance_sha256
+    store = ResultStore(args.csv, FIELDS, KEY)
+    if neural and (other := {r["checkpoint_sha256"] for r in store.rows} - {"", digest}):
+        raise SystemExit(f"{args.csv} holds results of other weights ({other.pop()}, this one "
+                         f"is {digest})")
     if not args.summary_only:
         model = load_policy(path) if neural else None
         capacities = [float(c) for c in args.capacities.split(",")] if args.problem == "kp" else [0.0]
         for size in (int(s) for s in args.sizes.split(",")):
             for capacity in capacities:
-                run_cell(args, model, digest, size, capacity)
-    summary(args.csv, args.problem)
+                run_cell(args, store, model, digest, size, capacity)
+    summary(store.rows, args.problem)
 
 
 def cell_batch(problem: str, instances: int, size: int, seed: int,
@@ -95,21 +100,6 @@ def cell_batch(problem: str, instances: int, size: int, seed: int,
     if problem == "kp":
         return generate.kp(instances, size, seed, capacity)
     return generate.pdtsp(instances, size, seed)
-
-
-def instance_digests(raw: dict[str, np.ndarray]) -> list[str]:
-    """One digest per instance of a batch. A row is matched to an instance by it, never by its
-    index alone: instance i of a seeded batch depends on the batch size (the knapsack draws all
-    weights, then all values), so index 0 of ``--instances 1`` is not index 0 of 128."""
-    count = len(next(iter(raw.values())))
-    out = []
-    for i in range(count):
-        h = hashlib.sha256()
-        for name in sorted(raw):
-            h.update(name.encode())
-            h.update(np.ascontiguousarray(raw[name][i], dtype=np.float64).tobytes())
-        out.append(h.hexdigest()[:16])
-    return out
 
 
 def references(problem: str, insts: list[Instance], raw: dict[str, np.ndarray],
@@ -143,60 +133,43 @@ def expected_settings(problem: str, size: int, args: argparse.Namespace) -> str:
     return f"pyvrp {reference_budget('pdtsp', size + 1).scaled(args.ref_budget).key}"
 
 
-def stored_references(path: Path, digests: list[str],
-                      settings: str) -> tuple[np.ndarray, np.ndarray, str] | None:
-    """The references of every instance (by digest) as an earlier run of the same settings
-    stored them (reference cost per row; a knapsack's HiGHS seconds from its ``exact`` rows),
-    or None when any instance lacks one. Saves recomputing references on a fresh machine
-    (PDTSP-100: about a minute of PyVRP each)."""
-    if not path.exists() or settings == "none":
-        return None
-    where = {d: i for i, d in enumerate(digests)}
-    ref = np.full(len(digests), np.nan)
-    seconds = np.full(len(digests), np.nan)
-    for r in csv.DictReader(path.open()):
-        i = where.get(r.get("instance_sha256", ""))
-        if i is None or r["reference_settings"] != settings:
-            continue
-        ref[i] = float(r["reference"])
-        if r["method"] == "exact":
-            seconds[i] = float(r["seconds"])
-    if np.isnan(ref).any():
-        return None
-    return ref, seconds, settings
-
-
-def run_cell(args: argparse.Namespace, model: torch.nn.Module | None, digest: str, size: int,
-             capacity: float) -> None:
+def run_cell(args: argparse.Namespace, store: ResultStore, model: torch.nn.Module | None,
+             digest: str, size: int, capacity: float) -> None:
     problem = args.problem
     raw = cell_batch(problem, args.instances, size, args.seed, capacity)
     insts = batch_instances(problem, raw)
-    ids = instance_digests(raw)
-    done = read_rows(args.csv, digest)
+    ids = [fingerprint(inst) for inst in insts]
+    settings = expected_settings(problem, size, args)
     key = (problem, size, capacity)
-    methods = [m for m in args.methods.split(",") if m]
-    if all((ids[i], m) in done for i in range(args.instances) for m in methods):
+    methods = ["exact"] * (problem == "kp") + [m for m in args.methods.split(",") if m]
+
+    def done(i: int, method: str) -> bool:
+        return store.done(problem=problem, size=size, capacity=capacity, fingerprint=ids[i],
+                          method=method, reference_settings=settings,
+                          checkpoint_sha256=digest if method in DECODE else "")
+
+    todo = {m: [i for i in range(args.instances) if not done(i, m)] for m in methods}
+    if not any(todo.values()):
         return
-    ref, ref_seconds, settings = (stored_references(args.csv, ids,
-                                                    expected_settings(problem, size, args))
-                                  or references(problem, insts, raw, size, args.ref_budget))
+    needed = sorted({i for block in todo.values() for i in block})
+    sub = {k: v[needed] for k, v in raw.items()}
+    found, found_seconds, _ = references(problem, [insts[i] for i in needed], sub, size,
+                                         args.ref_budget)
+    ref = dict(zip(needed, found, strict=True))
+    ref_seconds = dict(zip(needed, found_seconds, strict=True))
     sense = "max" if problem == "kp" else "min"
-    rows: list[dict] = []
-    if problem == "kp":
-        rows += [row(key, i, ids[i], "exact", digest, ref[i], ref[i], 0.0, ref_seconds[i],
-                     settings) for i in range(args.instances) if (ids[i], "exact") not in done]
-    for method in methods:
-        todo = [i for i in range(args.instances) if (ids[i], method) not in done]
-        for lo in range(0, len(todo), args.block):
-            block = todo[lo:lo + args.block]
+    for i in todo.get("exact", []):
+        store.add(**row(key, i, ids[i], "exact", digest, ref[i], ref[i], 0.0, ref_seconds[i],
+                        settings))
+    for method in methods[1 if problem == "kp" else 0:]:
+        for lo in range(0, len(todo[method]), args.block):
+            block = todo[method][lo:lo + args.block]
             costs, seconds = solve(method, model, insts, raw, block)
-            rows += [row(key, i, ids[i], method, digest, c, ref[i], gap(c, ref[i], sense),
-                         seconds / len(block), settings) for i, c in zip(block, costs, strict=True)]
-            append(args.csv, rows)
-            rows = []
-            print(f"{problem}-{size} C={capacity:g} {method}: {lo + len(block)}/{len(todo)}",
-                  flush=True)
-    append(args.csv, rows)
+            for i, c in zip(block, costs, strict=True):
+                store.add(**row(key, i, ids[i], method, digest, c, ref[i],
+                                gap(c, ref[i], sense), seconds / len(block), settings))
+            print(f"{problem}-{size} C={capacity:g} {method}: {lo + len(block)}/"
+                  f"{len(todo[method])}", flush=True)
 
 
 def solve(method: str, model: torch.nn.Module | None, insts: list[Instance],
@@ -228,52 +201,17 @@ def row(key: tuple, index: int, instance: str, method: str, digest: str, value: 
         reference: float, gap_pct: float, seconds: float, settings: str) -> dict:
     problem, size, capacity = key
     return {"problem": problem, "size": size, "capacity": capacity, "index": index,
-            "instance_sha256": instance, "method": method,
-            "checkpoint_sha256": digest if method not in ("nn", "exact") else "",
+            "fingerprint": instance, "method": method,
+            "checkpoint_sha256": digest if method in DECODE else "",
             "cost": value, "reference": reference, "gap_pct": gap_pct, "seconds": seconds,
-            "reference_settings": settings, "commit": COMMIT}
+            "reference_settings": settings}
 
 
-def read_rows(path: Path, digest: str) -> set[tuple]:
-    if not path.exists():
-        return set()
-    done = set()
-    for r in csv.DictReader(path.open()):
-        if r["checkpoint_sha256"] not in ("", digest):
-            raise SystemExit(f"{path} holds results of other weights ({r['checkpoint_sha256']}, "
-                             f"this one is {digest})")
-        done.add((r.get("instance_sha256", ""), r["method"]))
-    return done
-
-
-def add_new_columns(path: Path) -> None:
-    """Give a results file of an older version the columns it lacks (empty), once per run,
-    before anything is appended to it."""
-    if not path.exists():
-        return
-    with path.open() as fh:
-        header = fh.readline().strip().split(",")
-    if header == list(FIELDS):
-        return
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FIELDS, restval="")
-    writer.writeheader()
-    writer.writerows(csv.DictReader(path.open()))
-    atomic_write_text(path, buffer.getvalue())
-
-
-def append(path: Path, rows: list[dict]) -> None:
-    """Append under a lock: processes running other cells may share the file."""
-    if rows:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        append_csv_rows(path, FIELDS, rows)
-
-
-def summary(path: Path, problem: str) -> None:
+def summary(rows: list[dict[str, str]], problem: str) -> None:
     """Mean objective, gap and seconds per instance by cell and method, and on how many
     instances a method beats the cell's ``nn`` rows (better objective)."""
     cells: dict[tuple, list[dict]] = defaultdict(list)
-    for r in csv.DictReader(path.open()):
+    for r in rows:
         if r["problem"] == problem:
             cells[(int(r["size"]), float(r["capacity"]), r["method"])].append(r)
     print(f"| {problem} size | C | method | instances | obj | ref obj | gap % | s / instance | "
@@ -283,10 +221,10 @@ def summary(path: Path, problem: str) -> None:
     for (size, capacity, method), rs in sorted(cells.items()):
         mean = {k: float(np.mean([float(r[k]) for r in rs]))
                 for k in ("cost", "reference", "gap_pct", "seconds")}
-        nn = {r["instance_sha256"]: sign * float(r["cost"])
-              for r in cells.get((size, capacity, "nn"), []) if r["instance_sha256"]}
-        paired = [sign * float(r["cost"]) < nn[r["instance_sha256"]] for r in rs
-                  if r["instance_sha256"] in nn]
+        nn = {r["fingerprint"]: sign * float(r["cost"])
+              for r in cells.get((size, capacity, "nn"), [])}
+        paired = [sign * float(r["cost"]) < nn[r["fingerprint"]] for r in rs
+                  if r["fingerprint"] in nn]
         beats = f"{sum(paired)}/{len(paired)}" if paired and method != "nn" else ""
         cap = f"{capacity:g}" if problem == "kp" else "-"
         print(f"| {size} | {cap} | {method} | {len(rs)} | {mean['cost']:.4f} | "

@@ -26,8 +26,8 @@ import numpy as np
 from routecli.bench.fuzz.harness import Runner, run_case, table
 from routecli.bench.fuzz.mutations import load_seeds
 from routecli.bench.fuzz.strategies import STRATEGIES
-from routecli.bench.results import git_commit
 from routecli.cli.app import main as routecli_main
+from routecli.store import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "benchdata"

@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from routecli.bench.results import git_commit
 from routecli.improve.env import Env, initial_orders, make_instances
 from routecli.improve.model import DACT, DACTConfig
 from routecli.improve.moves import OPERATORS
@@ -51,6 +50,7 @@ from routecli.miloop.train import Stage, TrainConfig, Trainer, sample_batch
 from routecli.nds.removal import LearnedRemoval
 from routecli.nds.train import Episode, NDSTrainConfig, NDSTrainer
 from routecli.nn.device import generator as seeded_generator
+from routecli.store import git_commit
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,12 @@ import numpy as np
 import torch
 
 from routecli.baselines.reference import reference_solutions
-from routecli.bench.results import git_commit
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode
 from routecli.miloop.labels import label_sequences
 from routecli.miloop.model import load_policy, rollout
 from routecli.miloop.train import TrainConfig, label_env, pyvrp_budget, validation_batch
+from routecli.store import git_commit
 from routecli.train import checkpoint
 
 

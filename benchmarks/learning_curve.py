@@ -30,9 +30,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from routecli.bench.results import git_commit
 from routecli.miloop.train import Stage, TrainConfig, Trainer
 from routecli.plots import plot_curves
+from routecli.store import git_commit
 from routecli.train.checkpoint import shipped
 
 

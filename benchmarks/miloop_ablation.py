@@ -16,7 +16,6 @@ only writes the summary of the rows there.
 from __future__ import annotations
 
 import argparse
-import csv
 import shlex
 import sys
 from collections.abc import Callable
@@ -34,15 +33,18 @@ from routecli.analysis.ablation import (
     summarize,
 )
 from routecli.atomic import atomic_write_text
-from routecli.bench.results import Provenance, ResultLog, ResultRow, git_commit
+from routecli.bench.results import ResultLog, ResultRow
 from routecli.errors import RoutecliError
+from routecli.store import Provenance, git_commit
+
+EXTRA = ["train_steps", "train_cpu_seconds"]  # the rows' columns beyond the result row's
 
 
 def store(path: Path, protocol: Protocol
           ) -> tuple[Callable[[str, int, int], bool], Callable[[Evaluation], None]]:
     """The study's ``is_done`` and ``record`` over the result log at ``path``: one row per test
     instance, keyed by variant, seed, test set and settings."""
-    rec = ResultLog(path, extra=["train_steps", "train_cpu_seconds"])
+    rec = ResultLog(path, extra=EXTRA)
     provenance = Provenance.current()
 
     def is_done(name: str, seed: int, size: int) -> bool:
@@ -58,7 +60,7 @@ def store(path: Path, protocol: Protocol
             key = {"solver": result.variant, "seed": result.seed, "instance": k,
                    "set": set_name(result.size, protocol), "settings": settings}
             if rec.find(**key) is None:
-                rec.add(ResultRow(provenance.commit, provenance.date, provenance.command,
+                rec.add_row(ResultRow(provenance.commit, provenance.date, provenance.command,
                                   key["set"], str(k), "", "tsp", result.size, result.variant,
                                   settings, result.seed, None, None, float(cost),
                                   float(reference), float(gap), per_instance, True, ""),
@@ -109,9 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     rows_path = args.out / "rows.csv"
     if not rows_path.is_file():
         raise SystemExit(f"error: {rows_path} has no rows yet")
-    with open(rows_path, newline="") as handle:
-        rows = [r for r in csv.DictReader(handle)
-                if r["solver"] in VARIANTS and r["settings"] == protocol.settings(r["solver"])]
+    rows = [r for r in ResultLog(rows_path, extra=EXTRA).rows
+            if r["solver"] in VARIANTS and r["settings"] == protocol.settings(r["solver"])]
     text = f"Commit {git_commit()}\n\n" + markdown(summarize(rows), protocol, command)
     atomic_write_text(args.out / "summary.md", text)
     if (args.out / "logs").is_dir():

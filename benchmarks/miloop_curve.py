@@ -22,8 +22,8 @@ import math
 import sys
 from pathlib import Path
 
-from routecli.bench.results import git_commit
 from routecli.plots import plot_curves
+from routecli.store import git_commit
 
 
 def curve(specs: list[str]) -> list[dict]:

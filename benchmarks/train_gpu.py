@@ -23,9 +23,9 @@ from pathlib import Path
 
 import torch
 
-from routecli.bench.results import git_commit
 from routecli.miloop.model import to_checkpoint
 from routecli.miloop.train import Stage, TrainConfig, Trainer
+from routecli.store import git_commit
 from routecli.train import checkpoint
 from routecli.train.checkpoint import shipped
 

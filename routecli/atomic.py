@@ -49,13 +49,25 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode())
 
 
+def _drop_torn_line(handle: Any) -> None:
+    """Cut a last line without its newline (a writer killed mid-row) so the next row starts on
+    a line of its own; leave the handle at the end of the file."""
+    end = handle.seek(0, os.SEEK_END)  # another process may have appended since the open
+    if end == 0 or os.pread(handle.fileno(), 1, end - 1) == b"\n":
+        return
+    data = os.pread(handle.fileno(), end, 0)
+    handle.truncate(data.rfind(b"\n") + 1)
+    handle.seek(0, os.SEEK_END)
+
+
 def append_csv_rows(path: str | Path, fields: Sequence[str],
                     rows: Sequence[Mapping[str, Any]]) -> None:
     """Append rows to a CSV (header first when new), flushed to disk before returning; under an
-    exclusive lock, so processes sharing a results file never interleave their rows."""
-    with open(path, "a", newline="") as handle:
+    exclusive lock, so processes sharing a results file never interleave their rows; a row torn
+    by a killed writer is dropped first."""
+    with open(path, "a+", newline="") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0, os.SEEK_END)  # another process may have appended since the open
+        _drop_torn_line(handle)
         writer = csv.DictWriter(handle, fieldnames=list(fields))
         if handle.tell() == 0:
             writer.writeheader()
@@ -69,16 +81,30 @@ class LockHeld(Exception):
 
 
 @contextmanager
-def sole_writer(lock_path: str | Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``lock_path`` (created if missing) for the ``with`` block, or
-    raise :class:`LockHeld` at once when another process holds it. The kernel releases the lock
-    when the process dies, so a killed run never leaves the folder locked."""
-    with open(lock_path, "a") as handle:
+def claim(lock_path: str | Path) -> Iterator[bool]:
+    """Whether this process holds the exclusive lock ``lock_path`` (created if missing) for the
+    ``with`` block: ``True`` for the one process that holds it, ``False`` at once for every
+    other (even another ``claim`` of the same process). The kernel releases the lock when its
+    holder dies, killed or not, so no claim outlives its process."""
+    path = Path(lock_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise LockHeld(str(lock_path)) from None
+            yield False
+            return
         try:
-            yield
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
+def sole_writer(lock_path: str | Path) -> Iterator[None]:
+    """:func:`claim` ``lock_path`` for the ``with`` block, or raise :class:`LockHeld` at once
+    when another process holds it (a killed run never leaves the folder locked)."""
+    with claim(lock_path) as held:
+        if not held:
+            raise LockHeld(str(lock_path))
+        yield

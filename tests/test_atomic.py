@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from routecli.atomic import append_csv_rows, atomic_write, atomic_write_text
+from routecli.atomic import append_csv_rows, atomic_write, atomic_write_text, claim
 
 
 def test_the_file_gets_the_umask_permissions_not_0600(tmp_path):
@@ -48,3 +48,26 @@ def test_appended_rows_from_many_processes_never_interleave(tmp_path):
 def _append_many(path, fields, writer):
     for i in range(50):
         append_csv_rows(path, fields, [{"writer": writer, "index": i, "text": "x" * 500}])
+
+
+def _hold(path, ready, release) -> None:
+    with claim(path) as mine:
+        assert mine
+        ready.set()
+        release.wait(30)
+
+
+def test_a_claim_is_exclusive_and_dies_with_its_holder(tmp_path):
+    lock = tmp_path / "work" / "a.lock"
+    ready, release = multiprocessing.Event(), multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold, args=(lock, ready, release))
+    holder.start()
+    assert ready.wait(30)
+    with claim(lock) as mine:
+        assert not mine
+    holder.kill()  # SIGKILL: no cleanup runs, the kernel releases the lock
+    holder.join()
+    with claim(lock) as mine:
+        assert mine
+    with claim(lock) as first, claim(lock) as second:  # even within one process
+        assert first and not second

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from routecli.atomic import atomic_write
-from routecli.baselines.reference import ReferenceBudget, fingerprint
+from routecli.baselines.reference import ReferenceBudget
 from routecli.problems import Instance, Routes, Tour, cost, validate
+from routecli.problems.fingerprint import fingerprint
 
 FORMAT = 1
 

@@ -12,12 +12,11 @@ budget, seed) and stored as a small ``.npz`` under the cache directory (``$ROUTE
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib.metadata import version
 from pathlib import Path
@@ -36,6 +35,7 @@ from routecli.atomic import atomic_write
 from routecli.baselines.hgs import search
 from routecli.errors import OptionError
 from routecli.problems import Instance, Routes, Solution, Tour, check, cost
+from routecli.problems.fingerprint import fingerprint
 from routecli.stop import Criterion, FirstOf, MaxIterations, MaxRuntime, NoImprovement
 
 SOLVER = "hgs"
@@ -131,25 +131,6 @@ def reference_budget(problem: str, size: int) -> ReferenceBudget:
 def default_cache_dir() -> Path:
     root = os.environ.get("ROUTECLI_CACHE")
     return (Path(root) if root else Path.home() / ".cache" / "routecli") / "references"
-
-
-def fingerprint(instance: Instance) -> str:
-    """Hash of everything that defines ``instance`` (name excluded)."""
-    digest = hashlib.sha256(instance.problem.encode())
-    for f in fields(instance):
-        if f.name == "name":
-            continue
-        value = getattr(instance, f.name)
-        if value is None:  # an optional field left unset (a fleet limit) changes nothing
-            continue
-        if hasattr(value, "rule"):  # Metric
-            digest.update(value.rule.encode())
-            for arr in (value.coords, value.matrix):
-                if arr is not None:
-                    digest.update(np.ascontiguousarray(arr, np.float64).tobytes())
-        else:
-            digest.update(np.ascontiguousarray(value, np.float64).tobytes())
-    return digest.hexdigest()[:32]
 
 
 def encode(solution: Solution) -> dict[str, np.ndarray]:

@@ -21,12 +21,13 @@ from typing import Any
 
 from routecli.atomic import LockHeld, atomic_write_text, sole_writer
 from routecli.bench.report import PLOT_FILE, PLOT_SOFTWARE, REPORT_FILE, REPORT_MARK
-from routecli.bench.results import COLUMNS, Provenance, ResultLog, ResultRow, portable_path
+from routecli.bench.results import ResultLog, ResultRow, portable_path
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution, written_by_routecli
 from routecli.plots.figure import png_made_by
 from routecli.solvers import Solver, make_solver, run
 from routecli.stop import Criterion, describe
+from routecli.store import Provenance, ResultStoreError
 
 BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.bench.results
 
@@ -43,14 +44,11 @@ CONFIG_KEYS = {"model", "settings", "seed", "stop", "rounding"}
 
 
 def read_rows(csv_path: Path) -> list[BenchRow]:
-    """Rows of a results CSV (this schema or round 1's); an ``OptionError`` naming the file
-    when it is not one."""
-    if not csv_path.exists():
-        return []
+    """Rows of a results CSV; an ``OptionError`` naming the file when it is not one (another
+    layout, or a row that does not read)."""
     try:
-        with open(csv_path, newline="") as fh:
-            return [BenchRow.from_csv(r) for r in csv.DictReader(fh)]
-    except (KeyError, ValueError, TypeError, UnicodeDecodeError, csv.Error):
+        return ResultLog(csv_path).results()
+    except (ResultStoreError, KeyError, ValueError, TypeError, UnicodeDecodeError, csv.Error):
         raise OptionError(f"{csv_path} is not a routecli results file") from None
 
 
@@ -170,27 +168,11 @@ def claim_folder(out: Path, config: dict[str, Any], force: bool = False) -> None
     atomic_write_text(path, json.dumps({RUN_MARK_KEY: RUN_MARK, **config}, indent=1) + "\n")
 
 
-def drop_torn_row(csv_path: Path) -> bool:
-    """Cut a last row that an interrupted write left without its line end (the instance is
-    solved again); returns whether one was cut."""
-    if not csv_path.exists():
-        return False
-    with open(csv_path, "rb+") as fh:
-        data = fh.read()
-        if not data or data.endswith(b"\n"):
-            return False
-        fh.truncate(data.rfind(b"\n") + 1)
-    return True
-
-
 def _check_results(csv_path: Path) -> None:
-    if not csv_path.exists():
-        return
-    with open(csv_path, newline="") as fh:
-        header = next(csv.reader(fh), None)
-    if header is not None and header[: len(COLUMNS)] != COLUMNS:
-        raise OptionError(f"{csv_path} is not a routecli results file; use a new --out folder")
-    read_rows(csv_path)
+    try:
+        read_rows(csv_path)
+    except OptionError as exc:
+        raise OptionError(f"{exc}; use a new --out folder") from None
 
 
 def _refuse_overwrites(out: Path, files: list[Path], force: bool) -> None:
@@ -221,14 +203,14 @@ def bench_folder(out: Path, files: list[Path], config: dict[str, Any],
                  force: bool = False) -> Iterator[Path]:
     """``out`` claimed for one run and locked against a second writer for the ``with``
     block: checked writable and a bench run folder (or empty, or ``force``), its ``run.json``
-    matching ``config``, a torn last results row dropped, and none of the files the run
-    writes already there without routecli having written them. Another process writing the
-    same folder is refused at once."""
+    matching ``config``, its results file one routecli wrote (a row torn by a killed run
+    reads as missing and is solved again), and none of the files the run writes already there
+    without routecli having written them. Another process writing the same folder is refused
+    at once."""
     _refuse_foreign_folder(out, force)
     try:
         with sole_writer(out / LOCK_FILE):
             claim_folder(out, config, force)
-            drop_torn_row(out / RESULTS_FILE)
             _check_results(out / RESULTS_FILE)
             _refuse_overwrites(out, files, force)
             yield out
@@ -264,7 +246,7 @@ def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: 
         rows = ((solve_file(a[0], solver, *a[1:]) for a in args) if jobs <= 1
                 else _parallel(args, jobs, model, settings))
         for row in rows:
-            log.add(row)
+            log.add_row(row)
             if on_row is not None:
                 on_row(row)
         wanted = {portable_path(p) for p in files}

@@ -112,7 +112,7 @@ def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
     from importlib.metadata import version
 
     from routecli.atomic import atomic_write_text
-    from routecli.bench.results import git_commit
+    from routecli.store import git_commit
 
     if out.suffix == ".json":  # NaN (undefined value) becomes null
         meta = {"routecli": version("routecli"), "commit": git_commit(), **meta}
@@ -152,7 +152,6 @@ def fmt(value: float | None, digits: int = 3) -> str:
 def anisometry(
     sets: list[str] = typer.Option(list(choices.TABLE1_SETS), "--set", metavar="SET",
                                    help=SETS_HELP),
-    sets_alias: list[str] = typer.Option([], "--sets", hidden=True),  # the old spelling
     num: int = typer.Option(1000, "--num", min=1, metavar="N", help=NUM_HELP),
     seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
     ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
@@ -173,7 +172,7 @@ def anisometry(
     from routecli.analysis.anisometry import anisometry as measure_anisometry
     from routecli.analysis.data import default_budget
 
-    names = parse_sets(sets_alias or sets)
+    names = parse_sets(sets)
     check_out(out)
     check_positive("--ref-budget", ref_budget)
     rows: list[dict[str, Any]] = []
@@ -206,7 +205,6 @@ def anisometry(
 def entropy(
     sets: list[str] = typer.Option(list(choices.ENTROPY_SETS), "--set", metavar="SET",
                                    help=SETS_HELP),
-    sets_alias: list[str] = typer.Option([], "--sets", hidden=True),  # the old spelling
     bins: int = typer.Option(choices.ENTROPY_BINS, "--bins", min=2, metavar="N",
                              help="Angular sectors of the histogram (16 = the sectors XPE "
                              "resolves with K = 4)."),
@@ -233,7 +231,7 @@ def entropy(
 
     from routecli.analysis.entropy import PAPER_MEAN, PAPER_MIN, POSITIONS, angular_entropy
 
-    names = parse_sets(sets_alias or sets)
+    names = parse_sets(sets)
     check_out(out)
     check_positive("--ref-budget", ref_budget)
     per_set = {name: angular_entropy(*load(name, num, seed, ref_budget, jobs), bins=bins)

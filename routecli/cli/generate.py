@@ -49,9 +49,9 @@ def generate(
     from routecli.generate import GENERATORS, save_batch
     from routecli.io.writers import write_instance_file
 
-    n = next((s for s in (size_short, size_alias) if s is not None), size)
+    size = next((s for s in (size_short, size_alias) if s is not None), size)
     if problem == PORTGEN:
-        write_portgen(n, seed, num, out, fmt)
+        write_portgen(size, seed, num, out, fmt)
         return
     if problem not in GENERATORS:
         raise OptionError(f"unknown problem {problem!r}; choose from {', '.join(GENERATORS)}")
@@ -59,7 +59,7 @@ def generate(
         raise OptionError(f"--format must be npz or file, got {fmt!r}")
     kwargs = _problem_options(problem, capacity, distribution)
     try:
-        batch = GENERATORS[problem](num, n, seed, **kwargs)
+        batch = GENERATORS[problem](num, size, seed, **kwargs)
     except ValueError as exc:
         raise OptionError(str(exc)) from None
     if fmt == "npz":
@@ -67,10 +67,10 @@ def generate(
             raise OptionError(f"--out must end in .npz for --format npz, got {out}")
         out.parent.mkdir(parents=True, exist_ok=True)
         save_batch(out, problem, batch)
-        console.print(f"wrote {num} {problem.upper()}-{n} instances to {out}")
+        console.print(f"wrote {num} {problem.upper()}-{size} instances to {out}")
         return
     paths = [write_instance_file(out, problem, batch, i, seed, scale) for i in range(num)]
-    console.print(f"wrote {len(paths)} {problem.upper()}-{n} files to {out}/")
+    console.print(f"wrote {len(paths)} {problem.upper()}-{size} files to {out}/")
 
 
 def _problem_options(problem: str, capacity: str, distribution: str) -> dict:

@@ -322,6 +322,4 @@ def to_checkpoint(model: DACT, meta: dict[str, Any] | None = None) -> dict[str, 
 
 def load_model(path: str | Path) -> DACT:
     """Rebuild a :class:`DACT` from its checkpoint, in eval mode."""
-    data = ckpt.load(path, KIND)
-    model = ckpt.build(path, data, lambda config: DACT(DACTConfig.from_dict(config)), "DACT")
-    return model.eval()
+    return ckpt.load_model(path, KIND, lambda c: DACT(DACTConfig.from_dict(c)), "DACT")

@@ -196,6 +196,4 @@ def n2s_checkpoint(model: N2S, meta: dict[str, Any] | None = None) -> dict[str, 
 
 def load_n2s(path: str | Path) -> N2S:
     """Rebuild an :class:`N2S` from its checkpoint, in eval mode."""
-    data = ckpt.load(path, KIND)
-    model = ckpt.build(path, data, lambda config: N2S(N2SConfig(**config)), "N2S")
-    return model.eval()
+    return ckpt.load_model(path, KIND, lambda c: N2S(N2SConfig(**c)), "N2S")

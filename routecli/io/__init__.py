@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from routecli.errors import InstanceFormatError, display_path
-from routecli.io.bks import best_known, fingerprint, is_bks_source, registry
+from routecli.io.bks import best_known, is_bks_source, registry
 from routecli.io.cvrplib import vrplib_from_text
 from routecli.io.files import INSTANCE_SUFFIXES, folder_instances
 from routecli.io.kp import kp_from_text
@@ -74,7 +74,7 @@ def expand_inputs(paths: list[str | Path]) -> list[Path]:
 
 
 __all__ = [
-    "INSTANCE_SUFFIXES", "ROUND_CHOICES", "best_known", "expand_inputs", "fingerprint",
+    "INSTANCE_SUFFIXES", "ROUND_CHOICES", "best_known", "expand_inputs",
     "folder_instances", "is_bks_source", "read_instance", "read_solution", "registry",
     "solution_suffix", "write_solution", "written_by_routecli",
 ]

@@ -7,9 +7,10 @@ is trusted by name alone:
 - ``bks.csv`` holds, per instance, the published value (verified against the public solution
   files; CVRPLIB values as of May 2024), the distance rule it is for (``euc2d`` for CVRPLIB,
   the file's EDGE_WEIGHT_TYPE for TSPLIB: the ``CEIL_2D`` optima of dsj1000, pla7397, pla33810
-  and pla85900 are for the ceiling rule), and a :func:`fingerprint` of the instance's data. A
-  registry value is used only when the name, size, distance rule and fingerprint all match, so
-  ``--round att`` on X-n101-k25, or other coordinates under a registry name, get no BKS instead
+  and pla85900 are for the ceiling rule), and the instance's
+  :func:`~routecli.problems.fingerprint.fingerprint`. A registry value is used only when the
+  name, size, distance rule and fingerprint all match, so ``--round att`` on X-n101-k25, or
+  other coordinates (or the same nodes renumbered) under a registry name, get no BKS instead
   of a meaningless gap.
 - A sibling solution (``X.sol`` beside ``X.vrp``, ``X.opt.tour`` / ``X.tour`` beside ``X.tsp``)
   is re-costed under the instance's rule and validated, and used only when the instance is read
@@ -24,14 +25,11 @@ is trusted by name alone:
 from __future__ import annotations
 
 import csv
-import hashlib
 import math
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
-
-import numpy as np
 
 from routecli.errors import InstanceFormatError
 from routecli.io.cvrplib import is_solomon
@@ -39,8 +37,8 @@ from routecli.io.files import INSTANCE_SUFFIXES
 from routecli.io.solutions import read_solution_and_cost, written_by_routecli
 from routecli.io.text import header_value, read_text
 from routecli.io.tsplib import EDGE_WEIGHT_RULES
-from routecli.problems import Instance, KPInstance, PCVRPInstance, VRPTWInstance, validate
-from routecli.problems.instance import CapacitatedInstance
+from routecli.problems import Instance, KPInstance, validate
+from routecli.problems.fingerprint import fingerprint
 
 # A stated Cost may be rounded (to cents, for the float costs of Solomon-style instances).
 STATED_COST_TOLERANCE = 0.01
@@ -63,34 +61,6 @@ def registry() -> dict[str, Entry]:
     return {row["instance"]: Entry(row["set"], int(row["n"]), row["rule"], row["fingerprint"],
                                    float(row["bks"]))
             for row in csv.DictReader(text.splitlines())}
-
-
-def fingerprint(instance: Instance) -> str:
-    """16 hex digits of SHA-256 over what determines the optimum: the problem, the capacity and
-    the node table (coordinates or the matrix, demands, windows, prizes).
-
-    Customers are sorted (the depot stays first), so renumbering the nodes of a file keeps its
-    fingerprint, while any changed number changes it. The distance rule is not part of it: the
-    registry records the rule separately so that a mismatch can be told apart.
-    """
-    metric = instance.metric  # type: ignore[union-attr]
-    columns = [metric.matrix] if metric.rule == "explicit" else [metric.coords]
-    capacity = 0.0
-    if isinstance(instance, CapacitatedInstance):
-        capacity = float(instance.capacity)
-        columns.append(instance.demands[:, None])
-    if isinstance(instance, VRPTWInstance):
-        columns += [instance.ready[:, None], instance.due[:, None], instance.service[:, None]]
-    if isinstance(instance, PCVRPInstance):
-        columns.append(instance.prizes[:, None])
-    table = np.hstack([np.asarray(c, np.float64) for c in columns]) + 0.0  # -0.0 becomes 0.0
-    if metric.rule != "explicit":  # a matrix is tied to its numbering; coordinates are not
-        fixed = 1 if isinstance(instance, CapacitatedInstance) else 0
-        rest = table[fixed:]
-        table = np.vstack([table[:fixed], rest[np.lexsort(rest.T[::-1])]])
-    digest = hashlib.sha256(f"{instance.problem}|{capacity!r}|{table.shape}|".encode())
-    digest.update(np.ascontiguousarray(table, "<f8").tobytes())
-    return digest.hexdigest()[:16]
 
 
 def declared_rule(path: str | Path) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError, display_path, excerpt
+from routecli.errors import InstanceFormatError, excerpt
 from routecli.io.text import (
     EXACT,
     Section,
@@ -26,7 +26,6 @@ from routecli.io.text import (
     node_table,
     parse,
     parse_number,
-    read_text,
 )
 from routecli.io.tsplib import edge_weight_rule, instance_metric
 from routecli.problems import CVRPInstance, Instance, Metric, PCVRPInstance, VRPTWInstance
@@ -54,11 +53,6 @@ def is_solomon(text: str) -> bool:
     head = text.lstrip().splitlines()[:6]
     return any(line.strip().upper().startswith("VEHICLE") for line in head) and not any(
         ":" in line for line in head)
-
-
-def read_vrplib(path: str | Path, round_rule: str | None = None) -> Instance:
-    """A CVRP, VRPTW or PCVRP from a VRPLIB or Solomon file; ``round_rule`` overrides its rule."""
-    return vrplib_from_text(read_text(path), display_path(path), round_rule)
 
 
 def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> Instance:

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError, display_path, excerpt
-from routecli.io.text import EXACT, magnitude_bound, parse, read_text, spec_number
+from routecli.errors import InstanceFormatError, excerpt
+from routecli.io.text import EXACT, magnitude_bound, parse, spec_number
 from routecli.problems import KPInstance
 
 SPEC_KEYS = {"NAME", "COMMENT", "TYPE", "ITEMS", "CAPACITY"}
@@ -78,10 +78,6 @@ def _check_items(table: np.ndarray, lines: list[int], source: str) -> None:
     if col == 1 and number < 0:
         raise InstanceFormatError(f"{where}; values must be >= 0")
     raise InstanceFormatError(f"{where}; |{field}| must be <= {bound:g} {EXACT}")
-
-
-def read_kp(path: str | Path) -> KPInstance:
-    return kp_from_text(read_text(path), display_path(path))
 
 
 def format_kp(name: str, comment: str, weights: np.ndarray, values: np.ndarray,

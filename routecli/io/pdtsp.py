@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.errors import InstanceFormatError, display_path, excerpt
-from routecli.io.text import dimension, node_table, parse, read_text
+from routecli.errors import InstanceFormatError, excerpt
+from routecli.io.text import dimension, node_table, parse
 from routecli.io.tsplib import edge_weight_rule, instance_metric
 from routecli.problems import Metric, PDTSPInstance
 
@@ -72,10 +72,6 @@ def _renumbered(metric: Metric, order: np.ndarray) -> Metric:
     coords = metric.coords[order] if metric.coords is not None else None
     matrix = metric.matrix[np.ix_(order, order)] if metric.matrix is not None else None
     return Metric(metric.rule, coords=coords, matrix=matrix)
-
-
-def read_pdtsp(path: str | Path, round_rule: str | None = None) -> PDTSPInstance:
-    return pdtsp_from_text(read_text(path), display_path(path), round_rule)
 
 
 def _check_depot(sections: dict, source: str) -> None:

@@ -209,11 +209,6 @@ def tsp_from_text(text: str, source: str, round_rule: str | None = None) -> TSPI
     return TSPInstance(name, instance_metric(spec, sections, n, ewt, round_rule, source))
 
 
-def read_tsp(path: str | Path, round_rule: str | None = None) -> TSPInstance:
-    """A symmetric TSP from a ``.tsp`` file; ``round_rule`` overrides the file's rule."""
-    return tsp_from_text(read_text(path), display_path(path), round_rule)
-
-
 def read_tour(path: str | Path, n: int | None = None) -> np.ndarray:
     """0-based node order from a TSPLIB ``.tour`` file (TOUR_SECTION, ends with -1). With ``n``
     (the instance's node count) every id must lie in 1..n; whether each node appears once is for

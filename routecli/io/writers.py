@@ -64,7 +64,7 @@ def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray]
         capacity = float(batch["capacity"][row])
         name = f"kp-{n}-c{capacity:g}-s{seed}-{row}"
         path = folder / f"{name}.kp"
-        comment = (f"routecli generate kp --n {n} --capacity {capacity:g} --seed {seed} "
+        comment = (f"routecli generate kp --size {n} --capacity {capacity:g} --seed {seed} "
                    f"(row {row})")
         atomic_write_text(path, format_kp(name, comment, batch["weights"][row],
                                           batch["values"][row], capacity))
@@ -72,7 +72,7 @@ def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray]
     coords = np.rint(batch["locs"][row] * scale).astype(np.int64)
     n = len(coords) - (problem != "tsp")
     name = f"{problem}-{n}-s{seed}-{row}"
-    comment = f"routecli generate {problem} --n {n} --seed {seed} (row {row}, scale {scale})"
+    comment = f"routecli generate {problem} --size {n} --seed {seed} (row {row}, scale {scale})"
     if problem in ("tsp", "pdtsp"):
         path = folder / f"{name}.{'tsp' if problem == 'tsp' else 'vrp'}"
         text = (format_tsplib(name, comment, coords) if problem == "tsp"

@@ -442,6 +442,4 @@ def to_checkpoint(model: MiLoop, meta: dict | None = None) -> dict:
 
 def load_policy(path: str | Path, device: str | torch.device = "cpu") -> MiLoop:
     """Rebuild a :class:`MiLoop` from a policy or training checkpoint, in eval mode."""
-    data = ckpt.load(path, KIND, device)
-    model = ckpt.build(path, data, lambda config: MiLoop(MiLoopConfig(**config)), "MiLoop")
-    return model.to(device).eval()
+    return ckpt.load_model(path, KIND, lambda c: MiLoop(MiLoopConfig(**c)), "MiLoop", device)

@@ -235,8 +235,4 @@ def to_checkpoint(model: NDSPolicy, meta: dict[str, Any] | None = None) -> dict[
 
 def load_policy(path: str | Path) -> NDSPolicy:
     """Rebuild an :class:`NDSPolicy` from a policy or training checkpoint, in eval mode."""
-    data = ckpt.load(path, KIND)
-    # checkpoints from before the distance bias have no such key
-    model = ckpt.build(path, data, lambda config: NDSPolicy(NDSConfig(
-        **{"distance_bias": False, **config})), "NDS")
-    return model.eval()
+    return ckpt.load_model(path, KIND, lambda c: NDSPolicy(NDSConfig(**c)), "NDS")

@@ -50,7 +50,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numba as nb
 import numpy as np
 import torch
 
@@ -78,15 +77,15 @@ from routecli.search.asa import (
     ASAConfig,
     initial_solution,
     mean_edge,
-    rollout,
     sa_accept,
     temperature,
     workspace,
 )
 from routecli.search.asa import solve as asa_solve
 from routecli.search.repair import BLINK_RATE, drop_unprofitable
+from routecli.search.rollouts import commit_rollout, score_rollouts
 from routecli.search.ruin import RandomRemoval, seed_kernels, string_sets
-from routecli.search.state import SearchProblem, state_cost, sync_state
+from routecli.search.state import SearchProblem, state_cost
 from routecli.stop import MaxIterations
 from routecli.train import checkpoint, distributed, runlog
 from routecli.train.stopping import StopReason, TrainingStop
@@ -150,40 +149,6 @@ class NDSTrainConfig:
     def model_config(self) -> NDSConfig:
         return NDSConfig(problem=self.problem, pe=self.pe or default_pe(self.problem),
                          embed_dim=self.embed_dim, num_layers=self.num_layers)
-
-
-# ------------------------------------------------------------------------------------------
-# scoring rollouts with the search engine
-
-
-@nb.njit  # uncached: numba keeps a stale cache when a callee in another module changes
-def score_rollouts(data, cur, cand, ws, removals, blink, cur_cost, seeds, costs) -> None:  # noqa: ANN001
-    """Cost of each row of ``removals`` ``[M, K]`` (-1 padded) removed from ``cur`` and
-    repaired (``inf`` if infeasible) into ``costs`` ``[M]``; the repair of row ``m`` draws from
-    ``seeds[m]`` so :func:`commit_rollout` can replay it. ``cand`` equals ``cur`` on entry and
-    on exit."""
-    touched, moved, _, _, counts, _, buf, _ = ws
-    for m in range(removals.shape[0]):
-        row = removals[m]
-        count = 0
-        while count < row.shape[0] and row[count] >= 0:
-            count += 1
-        np.random.seed(seeds[m])
-        costs[m] = rollout(data, cur, cand, ws, row, count, blink, cur_cost)
-        sync_state(cur, cand, touched, counts[0], moved, counts[1], buf)
-
-
-@nb.njit  # uncached: numba keeps a stale cache when a callee in another module changes
-def commit_rollout(data, cur, cand, ws, row, blink, cur_cost, seed) -> float:  # noqa: ANN001
-    """Replay one scored rollout (same ``seed``) and make it the current solution."""
-    touched, moved, _, _, counts, _, buf, _ = ws
-    count = 0
-    while count < row.shape[0] and row[count] >= 0:
-        count += 1
-    np.random.seed(seed)
-    cost = rollout(data, cur, cand, ws, row, count, blink, cur_cost)
-    sync_state(cand, cur, touched, counts[0], moved, counts[1], buf)
-    return cost
 
 
 class Episode:

@@ -114,11 +114,13 @@ def load(path: str | Path, kind: str | None = None,
     return data
 
 
-def build(path: str | Path, data: dict[str, Any], make: Callable[[dict[str, Any]], M],
-          name: str) -> M:
-    """The model ``make(config)`` with the checkpoint's weights, after checking that the
-    configuration describes exactly those weights (see the module docstring); every mismatch
-    is one :class:`CheckpointError` naming the ``name`` architecture."""
+def load_model(path: str | Path, kind: str, make: Callable[[dict[str, Any]], M], name: str,
+               device: str | torch.device = "cpu") -> M:
+    """The model of a ``kind`` checkpoint, rebuilt by ``make(config)`` in eval mode on
+    ``device``, after checking that the configuration describes exactly the weights (see the
+    module docstring); every mismatch is one :class:`CheckpointError` naming the ``name``
+    architecture."""
+    data = load(path, kind, device)
     config, state = data["config"], data["model"]
     bound = max([len(state), *(max(t.shape, default=1) for t in state.values())])
     for key, value in config.items():
@@ -132,7 +134,7 @@ def build(path: str | Path, data: dict[str, Any], make: Callable[[dict[str, Any]
     except (TypeError, ValueError, RuntimeError) as err:
         raise CheckpointError(f"{path}: weights do not fit the {name} architecture "
                               f"({' '.join(str(err).split())[:160]})") from None
-    return model
+    return model.to(device).eval()
 
 
 def _check_layout(make: Callable[[dict[str, Any]], nn.Module], config: dict[str, Any],

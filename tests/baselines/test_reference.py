@@ -4,7 +4,6 @@ import pytest
 from routecli import generate as gen
 from routecli.baselines.reference import (
     ReferenceBudget,
-    fingerprint,
     reference_budget,
     reference_solutions,
 )
@@ -62,9 +61,3 @@ def test_default_budgets_grow_with_size_and_reject_unknown_problems():
         reference_budget("kp", 50)
     with pytest.raises(OptionError):
         ReferenceBudget(iterations=0, no_improvement=10)
-
-
-def test_fingerprint_ignores_name_but_not_data():
-    a, b = gen.batch_instances("tsp", gen.tsp(2, 10, seed=0))
-    renamed = gen.batch_instances("tsp", gen.tsp(2, 10, seed=0), prefix="other-")[0]
-    assert fingerprint(a) == fingerprint(renamed) != fingerprint(b)

@@ -5,15 +5,14 @@ import pytest
 
 from routecli.bench.results import (
     COLUMNS,
-    Provenance,
     ResultLog,
     ResultRow,
-    command_line,
     portable_path,
 )
 from routecli.generate import batch_instances, cvrp
 from routecli.solvers import make_settings, make_solver, run
 from routecli.stop import MaxIterations
+from routecli.store import Provenance, ResultStoreError, command_line
 
 
 def one_row(tmp_path):
@@ -36,7 +35,7 @@ def test_a_row_records_settings_stop_and_gap_in_percent(tmp_path):
 def test_log_appends_resumes_and_round_trips(tmp_path):
     path = tmp_path / "r.csv"
     log = ResultLog(path, extra=["offset"])
-    log.add(one_row(tmp_path), offset=3.5)
+    log.add_row(one_row(tmp_path), offset=3.5)
     again = ResultLog(path, extra=["offset"])
     assert again.find(instance=again.rows[0]["instance"], solver="sisr", iterations=50)
     assert again.find(solver="hgs") is None
@@ -45,12 +44,11 @@ def test_log_appends_resumes_and_round_trips(tmp_path):
         assert next(csv.reader(fh)) == [*COLUMNS, "offset"]
 
 
-def test_round_one_bench_rows_still_read(tmp_path):
-    old = {"instance": "X-n101-k25", "file": "/abs/X-n101-k25.vrp", "problem": "cvrp",
-           "n": "100", "model": "nn", "cost": "30000", "bks": "27591", "gap": "8.7",
-           "seconds": "0.1", "feasible": "True", "problems": "", "seed": "0"}
-    row = ResultRow.from_csv(old)
-    assert row.solver == "nn" and row.reference == 27591 and row.gap_pct == 8.7
+def test_a_file_of_another_layout_is_refused(tmp_path):
+    path = tmp_path / "old.csv"
+    path.write_text("instance,model,cost\nX-n101-k25,nn,30000\n")
+    with pytest.raises(ResultStoreError, match="old.csv has the columns instance,model,cost"):
+        ResultLog(path)
 
 
 def test_paths_and_commands_carry_no_machine_prefix(tmp_path, monkeypatch):

@@ -78,13 +78,13 @@ def test_info_describes_instance(data_dir, capsys):
 
 def test_generate_files_and_batches_round_trip(tmp_path, capsys):
     folder = tmp_path / "gen"
-    assert main(["generate", "vrptw", "--n", "20", "--num", "2", "--format", "file",
+    assert main(["generate", "vrptw", "--size", "20", "--num", "2", "--format", "file",
                  "--out", str(folder)]) == 0
     files = sorted(folder.iterdir())
     assert [f.name for f in files] == ["vrptw-20-s0-0.vrp", "vrptw-20-s0-1.vrp"]
     assert main(["solve", str(files[0]), "-m", "nn"]) == 0
     assert "feasible" in capsys.readouterr().out
-    assert main(["generate", "kp", "--n", "50", "--capacity", "10",
+    assert main(["generate", "kp", "--size", "50", "--capacity", "10",
                  "--out", str(tmp_path / "kp.npz")]) == 0
 
 

@@ -54,11 +54,9 @@ def test_sizes_sets_outputs_and_jobs_share_one_spelling(capsys):
                for c in ("analyze anisometry", "probe", "bench"))
 
 
-def test_old_spellings_still_work(tmp_path, capsys):
-    assert main(["generate", "cvrp", "--n", "7", "--out", str(tmp_path / "b.npz")]) == 0
-    assert "CVRP-7" in capsys.readouterr().out
-    assert main(["analyze", "anisometry", "--sets", "cvrp-9,vrp-3"]) == 2
-    assert "bad instance set 'vrp-3'" in capsys.readouterr().err
+def test_dropped_old_spellings_are_refused(capsys):
+    assert main(["analyze", "anisometry", "--sets", "cvrp-9"]) == 2
+    assert "--sets" in capsys.readouterr().err
 
 
 def test_one_set_commands_refuse_several_in_one_line(capsys):

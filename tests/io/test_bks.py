@@ -1,6 +1,5 @@
 from routecli.io import (
     best_known,
-    fingerprint,
     is_bks_source,
     read_instance,
     read_solution,
@@ -8,6 +7,7 @@ from routecli.io import (
     write_solution,
     written_by_routecli,
 )
+from routecli.problems.fingerprint import fingerprint
 
 
 def test_registry_has_all_benchmark_values():

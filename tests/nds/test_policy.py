@@ -182,16 +182,6 @@ def test_checkpoint_round_trip(tmp_path):
     torch.testing.assert_close(a[1], b[1])
 
 
-def test_checkpoints_from_before_the_distance_bias_load_without_it(tmp_path):
-    config = {**small_policy().config.to_dict(), "distance_bias": False}
-    old = NDSPolicy(NDSConfig(**config))
-    data = to_checkpoint(old)
-    del data["config"]["distance_bias"]
-    save(data, tmp_path / "old.pt")
-    loaded = load_policy(tmp_path / "old.pt")
-    assert not loaded.config.distance_bias and not hasattr(loaded, "reach")
-
-
 def test_a_distance_biased_policy_needs_the_distances():
     p, state = search_problem("cvrp", n=20)
     feats, batch, allowed, _ = inputs(p, state)
