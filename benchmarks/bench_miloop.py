@@ -58,7 +58,6 @@ def cpu_seconds(fn: Callable[[], object]) -> float:
 def dpo_step(model: MiLoop, problem: str, size: int, batch: int, k: int, seed: int,
              precision: str, compiled: bool, recompute: bool) -> float:
     """CPU seconds of one DPO step (rollouts, loss, backward)."""
-    fused.use_compiled(compiled)
     data = sample_batch(problem, size, batch, seed, "cpu")
     generator = torch.Generator().manual_seed(seed)
     env, forced, k = expand_rollouts(problem, data, k, generator)
@@ -68,13 +67,13 @@ def dpo_step(model: MiLoop, problem: str, size: int, batch: int, k: int, seed: i
                          recompute=recompute, precision=precision)
         dpo_loss(result.log_prob.view(batch, k), result.cost.view(batch, k)).backward()
 
-    return cpu_seconds(step)
+    with fused.compiled(compiled):
+        return cpu_seconds(step)
 
 
 def supervised_step(model: MiLoop, problem: str, size: int, seed: int) -> float:
     """CPU seconds of one supervised step. The labels are the policy's own sampled solutions
     (the throughput does not depend on their quality; PyVRP's are computed ahead of time)."""
-    fused.use_compiled(True)
     data = sample_batch(problem, size, SUPERVISED_BATCH, seed, "cpu")
     env, forced, _ = expand_rollouts(problem, data, 1, torch.Generator().manual_seed(seed))
     with torch.no_grad():
@@ -87,11 +86,11 @@ def supervised_step(model: MiLoop, problem: str, size: int, seed: int) -> float:
                          grad_from=start, precision=AFTER["precision"])
         (-result.log_prob.sum() / result.decisions.sum().clamp_min(1)).backward()
 
-    return cpu_seconds(step)
+    with fused.compiled(True):
+        return cpu_seconds(step)
 
 
 def decode_rate(model: MiLoop, problem: str, size: int, precision: str) -> float:
-    fused.use_compiled(False)
     data = sample_batch(problem, size, 32, 1234, "cpu")
     return len(data["locs"]) / cpu_seconds(lambda: decode(model.eval(), data, "greedy",
                                                           precision=precision))

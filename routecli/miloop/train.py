@@ -278,7 +278,6 @@ class Trainer:
         self.rank, self.world = distributed.setup(cfg.device)
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
-        fused.use_compiled(cfg.compile)
         torch.manual_seed(cfg.seed)
         self.model = MiLoop(MiLoopConfig(problem=cfg.problem, layers=cfg.layers,
                                          fusion=cfg.fusion, gated=cfg.gated,
@@ -463,7 +462,7 @@ class Trainer:
         self.log({"event": "start" if self.step == 0 else "resume", "step": self.step,
                   "train": cfg.to_dict(), "world": self.world})
         stop = TrainingStop(time_limit, self.world)
-        with stop:
+        with stop, fused.compiled(cfg.compile):
             reason = self._loop(total, bar, stop)
         self.save()
         bar.close()

@@ -8,7 +8,7 @@ no weight.
 Speed: a rollout calls the block once per construction step, so the elementwise work on
 ``[B, R, D]`` tensors, not the matrix products, bounds a CPU training step. The block's
 arithmetic lives in :mod:`routecli.nn.fused` as plain tensor functions; with compiled kernels
-on (:func:`routecli.nn.fused.use_compiled`) a training step runs each block as one autograd
+on (:func:`routecli.nn.fused.compiled`) a training step runs each block as one autograd
 node with a hand-written backward, two compiled calls that keep ten tensors per block, with
 float32 arithmetic inside and the storage dtype (bfloat16 under a bfloat16 autocast) outside.
 Otherwise autograd records the same functions op by op.

@@ -4,7 +4,7 @@ A rollout calls the policy once per construction step, so a CPU training step is
 elementwise work on ``[B, R, D]`` tensors, not by the matrix products: each eager operation
 reads and writes its operands once. The functions below are the elementwise parts of the
 forward and backward passes of :mod:`routecli.nn.aafm` (no autograd, no matrix products, no
-boolean outputs), each meant as one loop. :func:`use_compiled` switches them to
+boolean outputs), each meant as one loop. Inside :func:`compiled` they run as
 ``torch.compile`` (inductor's C++ backend, dynamic shapes), which turns each into one or two
 vectorised passes with float32 arithmetic inside and the storage dtype outside; it needs a C++
 compiler, and when compilation fails the eager versions are used, with one warning.
@@ -13,7 +13,8 @@ compiler, and when compilation fails the eager versions are used, with one warni
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -26,15 +27,20 @@ DEN_FLOOR = 1e-30  # a row with no admissible key returns zeros instead of 0/0
 _compiled = False
 
 
-def use_compiled(enabled: bool = True) -> bool:
-    """Run the kernels compiled (on CPU tensors) from now on; returns the previous setting."""
+@contextmanager
+def compiled(enabled: bool = True) -> Iterator[None]:
+    """Run the kernels compiled (on CPU tensors) inside the block. Scoped, so that a training
+    run in a process never leaves later inference paying for compilation it did not ask for."""
     global _compiled
     previous, _compiled = _compiled, enabled
-    return previous
+    try:
+        yield
+    finally:
+        _compiled = previous
 
 
 def active(x: Tensor) -> bool:
-    """Whether kernels on ``x`` run compiled (see :func:`use_compiled`)."""
+    """Whether kernels on ``x`` run compiled (see :func:`compiled`)."""
     return _compiled and x.device.type == "cpu"
 
 
@@ -44,7 +50,7 @@ def wide(dtype: torch.dtype) -> torch.dtype:
 
 
 class Kernel:
-    """A pure tensor function, eager or (after :func:`use_compiled`) compiled on first use."""
+    """A pure tensor function, eager or (inside :func:`compiled`) compiled on first use."""
 
     def __init__(self, fn: Callable[..., Any]):
         self.fn = fn

@@ -70,6 +70,18 @@ def test_training_writes_log_and_resume_is_exact(tmp_path, monkeypatch):
         assert torch.equal(a, b), k
 
 
+def test_compiled_kernels_are_scoped_to_the_training_loop(tmp_path, monkeypatch):
+    """A run with compile on leaves later inference in the same process eager (compiling the
+    inference graph would cost seconds a time limit does not budget for)."""
+    from routecli.nn import fused
+
+    seen = []
+    monkeypatch.setattr(Trainer, "_loop",
+                        lambda self, total, bar, stop: seen.append(fused.active(torch.zeros(1))))
+    Trainer(tiny_config(tmp_path, compile=True)).run()
+    assert seen == [True] and not fused.active(torch.zeros(1))
+
+
 def test_imitation_stage_runs_on_reference_labels(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     cfg = tiny_config(tmp_path, problem="cvrp", curriculum=Stage.parse_list("6:2:2:1:imitation"),

@@ -145,13 +145,10 @@ def test_compiled_kernels_match_eager_ones():
         eager.float().sum().backward()
         grads = [p.grad.clone() for p in block.parameters()]
         block.zero_grad()
-        previous = fused.use_compiled(True)
-        try:
-            with torch.autocast("cpu", torch.bfloat16, enabled=dtype == torch.bfloat16):
-                compiled = _node(block, h, bias, excluded, valid)
-            compiled.float().sum().backward()
-        finally:
-            fused.use_compiled(previous)
+        with fused.compiled(True), torch.autocast("cpu", torch.bfloat16,
+                                                  enabled=dtype == torch.bfloat16):
+            compiled = _node(block, h, bias, excluded, valid)
+        compiled.float().sum().backward()
         torch.testing.assert_close(compiled.float(), eager.float(), rtol=tol, atol=tol)
         for p, g in zip(block.parameters(), grads):
             torch.testing.assert_close(p.grad, g, rtol=tol, atol=tol * g.abs().max().item())
