@@ -26,8 +26,8 @@ from torch import Tensor
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
 from routecli.miloop import fused_greedy
-from routecli.miloop.model import MiLoop, rollout
-from routecli.miloop.options import DECODES, ENGINES, Decode, Engine
+from routecli.miloop.model import MiLoop, native_bf16, resolve_precision, rollout
+from routecli.miloop.options import DECODES, ENGINES, Decode, Engine, TrainPrecision
 from routecli.problems import CVRPInstance, KPInstance, PDTSPInstance, Routes, Selection, Tour, TSPInstance
 from routecli.problems.geometry import augment8
 from routecli.stop import Watch
@@ -140,7 +140,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
            augment: bool = False, samples: int = 16, chunk: int = 1024,
            generator: torch.Generator | None = None, candidates: int | None = None,
            progress: Callable[[float], None] | None = None,
-           watch: Watch | None = None, precision: str = "fp32",
+           watch: Watch | None = None, precision: TrainPrecision = "fp32",
            engine: Engine = "auto") -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 
@@ -153,32 +153,42 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
     CVRP rollouts take N plus the number of routes steps).
     ``watch``: a running :class:`routecli.stop.Watch` whose time limit ends decoding, paced
     by :class:`DeadlinePace`; the best finished rollout wins (the first rollout always runs).
-    ``precision``: ``fp32`` or ``bf16`` (the policy under a bfloat16 autocast, see
-    :func:`routecli.miloop.model.rollout`; costs are computed from the coordinates either way).
+    ``precision``: ``fp32``, ``bf16`` or ``auto`` (``bf16`` where the device multiplies
+    bfloat16 natively, :func:`routecli.miloop.model.resolve_precision`). The torch step under
+    ``bf16`` runs in a bfloat16 autocast with the memory in bfloat16
+    (:func:`routecli.miloop.model.rollout`); the fused engine multiplies in bfloat16 with float32
+    accumulation, computes the rest in float32, and keeps float32 products on a CPU without
+    native bfloat16 (emulated ones are slower). ``fp32`` is the default because greedy tours
+    with bfloat16 products part from float32's at near-ties: on 1,000+ nodes almost every tour
+    differs, by up to a few percent in length either way
+    (``benchmarks/results/miloop_fused_step_quality.md``). Costs are computed from the
+    coordinates either way.
     ``engine``: ``torch`` (the model's step), ``fused`` (:mod:`routecli.miloop.fused_greedy`:
-    greedy TSP with candidate sets, one instance, fp32, on the CPU) or ``auto`` (fused where
-    it applies and the instance has at least :data:`FUSED_MIN_NODES` nodes).
+    greedy TSP with candidate sets, one instance, on the CPU) or ``auto`` (fused where it
+    applies and the instance has at least :data:`FUSED_MIN_NODES` nodes).
     """
     if method not in DECODES:
         raise ValueError(f"unknown decode {method!r}; choose from {', '.join(DECODES)}")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    fusable = (method == "greedy" and not augment and candidates is not None and precision == "fp32"
+    fusable = (method == "greedy" and not augment and candidates is not None
                and fused_greedy.supports(model) and batch.get("locs") is not None
                and batch["locs"].shape[0] == 1 and batch["locs"].device.type == "cpu")
     if engine == "fused" and not fusable:
         raise ValueError("the fused engine decodes greedy TSP with candidate sets, one instance, "
-                         "fp32, on the CPU")
+                         "on the CPU")
     if engine == "fused" or (engine == "auto" and fusable
                              and batch["locs"].shape[1] >= FUSED_MIN_NODES):
         assert candidates is not None
-        return fused_decode(model, batch["locs"], candidates, progress)
+        bf16 = resolve_precision(precision) == "bf16" and native_bf16()
+        return fused_decode(model, batch["locs"], candidates, progress, bf16)
     problem = model.config.problem
     if problem == "kp" and augment:
         raise ValueError("a knapsack has no symmetric images to augment")
     locs = batch["locs"].float() if problem != "kp" else None
     size = batch["weights"] if locs is None else locs  # [B, N, ...]
     device = size.device
+    resolved = resolve_precision(precision, device)
     num, num_nodes = size.shape[:2]
     views = None if locs is None else augment8(locs) if augment else locs[None]  # [A, B, N, 2]
     first: Tensor | None  # [B, M] forced first decisions
@@ -230,7 +240,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
         try:
             result = rollout(model, env, "sample" if method == "sampling" else "greedy",
                              first_action=start if problem != "tsp" else None,
-                             generator=generator, progress=report, precision=precision)
+                             generator=generator, progress=report, precision=resolved)
         except DeadlinePassed:
             break
         # cost on the original coordinates (the symmetries preserve it up to round-off)
@@ -244,13 +254,13 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
 
 
 def fused_decode(model: MiLoop, locs: Tensor, candidates: int,
-                 progress: Callable[[float], None] | None = None) -> Decoded:
+                 progress: Callable[[float], None] | None = None, bf16: bool = False) -> Decoded:
     """Greedy decoding of the one TSP instance ``locs`` ``[1, N, 2]`` from node 0 by
-    :func:`routecli.miloop.fused_greedy.greedy_tour`."""
+    :func:`routecli.miloop.fused_greedy.greedy_tour` (``bf16``: its matrix products)."""
     num_nodes = locs.shape[1]
     report = None if progress is None else (lambda placed: progress(placed / num_nodes))
     tour = torch.from_numpy(fused_greedy.greedy_tour(model, locs[0].float().numpy(), candidates,
-                                                     progress=report))
+                                                     progress=report, bf16=bf16))
     return Decoded([tour], path_length(locs.float(), tour[None]))
 
 
