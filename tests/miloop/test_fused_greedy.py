@@ -21,24 +21,30 @@ def policy():
     return load_policy(shipped("miloop-tsp.pt"))
 
 
-def test_logits_and_memory_match_the_torch_step_on_fixed_seeds(policy):
+@pytest.mark.parametrize("bf16", [False, True])
+def test_logits_and_memory_match_the_torch_step_on_fixed_seeds(policy, bf16):
+    """float32 products agree with the torch step to float rounding; bfloat16 ones (float32
+    accumulation) to about 1e-2."""
     n, k, steps = 400, 50, 6
+    tolerance = 0.1 if bf16 else 2e-4
     locs = torch.as_tensor(generate.tsp(1, n, 11)["locs"], dtype=torch.float32)
     env = TSPEnv(locs, torch.zeros(1, dtype=torch.long), CandidateSets(locs[0].double().numpy(), k))
     memory = policy.new_memory(1, n, "cpu")
     fused_step = fused_greedy.GreedyStep(policy, locs[0].numpy(), k)
-    with torch.inference_mode(), fused_greedy.matmul_precision(False):
+    with torch.inference_mode():
         for step in range(steps):
             obs = env.observe()
-            logits, memory = policy.step(obs, memory, step == 0)
+            with fused_greedy.matmul_precision(False):
+                logits, memory = policy.step(obs, memory, step == 0)
             log_p = torch.log_softmax(logits, -1)[0][obs.feasible[0]].numpy()
             nodes = obs.nodes[0][obs.valid[0]].numpy()
             fused_step.nodes[:len(nodes)] = nodes
-            fused = fused_step(len(nodes), step == 0)
-            np.testing.assert_allclose(fused, log_p, atol=2e-4)
+            with fused_greedy.matmul_precision(bf16):
+                fused = fused_step(len(nodes), step == 0)
+            np.testing.assert_allclose(fused, log_p, atol=tolerance)
             written = nodes[1:] if step == 0 else nodes  # the first call's row 0 is overwritten
             np.testing.assert_allclose(fused_step.memory[written], memory[0, written].numpy(),
-                                       atol=2e-4)
+                                       atol=tolerance)
             env.step(obs.nodes[:, 2:].gather(1, logits.argmax(1, keepdim=True)).squeeze(1))
 
 
@@ -88,32 +94,26 @@ def test_unknown_engine_is_an_option_error():
         Settings(engine="gpu")  # type: ignore[arg-type]
 
 
-def test_bf16_products_stay_close_to_float32(policy):
-    """bfloat16 products with float32 accumulation: valid tours whose mean length is within 1%
-    of float32's (greedy tours part at near-ties, so one instance's length moves by up to ~1%
-    either way; the 0.1% criterion is measured over many instances in
-    benchmarks/results/miloop_fused_step_quality.md)."""
-    ratios = []
-    for seed in range(3):
-        xy = np.asarray(generate.tsp(1, 500, seed)["locs"][0], np.float32)
-        fp32, bf16 = (fused_greedy.greedy_tour(policy, xy, 50, bf16=b) for b in (False, True))
-        assert sorted(bf16.tolist()) == list(range(500))
-        ratios.append(tour_length(xy, bf16) / tour_length(xy, fp32) - 1)
-    assert abs(np.mean(ratios)) < 1e-2
-
-
-def tour_length(xy: np.ndarray, tour: np.ndarray) -> float:
-    p = xy.astype(np.float64)[tour]
-    return float(np.sqrt(((p - np.roll(p, -1, 0)) ** 2).sum(1)).sum())
+def test_bf16_tours_are_valid_and_near_the_float32_ones(policy, monkeypatch):
+    """A bfloat16 tour parts from the float32 one at the first near-tie, so only its length is
+    compared, and loosely (benchmarks/results/miloop_fused_step_quality.md)."""
+    monkeypatch.setattr("routecli.miloop.decode.native_bf16", lambda device="cpu": True)
+    batch = {"locs": torch.as_tensor(generate.tsp(1, 500, 3)["locs"], dtype=torch.float32)}
+    fp32 = decode(policy, batch, candidates=50, engine="fused")
+    bf16 = decode(policy, batch, candidates=50, engine="fused", precision="bf16")
+    assert sorted(bf16.actions[0].tolist()) == list(range(500))
+    assert abs(float(bf16.cost[0] / fp32.cost[0]) - 1) < 0.05
 
 
 @pytest.mark.parametrize(("precision", "native", "fused_bf16", "torch_precision"), [
-    ("auto", True, True, "fp32"), ("auto", False, False, "fp32"),
-    ("fp32", True, False, "fp32"), ("bf16", False, True, "bf16")])
+    ("fp32", True, False, "fp32"), ("auto", True, True, "bf16"), ("auto", False, False, "fp32"),
+    ("bf16", True, True, "bf16"), ("bf16", False, False, "bf16")])
 def test_precision_choice_per_engine(monkeypatch, precision, native, fused_bf16, torch_precision):
-    """auto: bf16 products in the fused engine where the CPU has native bfloat16, float32
-    elsewhere and always on the torch path; an explicit choice is kept."""
-    monkeypatch.setattr("routecli.miloop.model.native_bf16", lambda device="cpu": native)
+    """auto resolves to bf16 where the CPU multiplies bfloat16 natively; the fused engine keeps
+    float32 products where it does not, even when bf16 is asked for (emulated products are
+    slower), while the torch step keeps an explicit bf16."""
+    for where in ("routecli.miloop.model.native_bf16", "routecli.miloop.decode.native_bf16"):
+        monkeypatch.setattr(where, lambda device="cpu": native)
     seen: dict[str, object] = {}
     greedy_tour = fused_greedy.greedy_tour
     monkeypatch.setattr(fused_greedy, "greedy_tour", lambda *a, **kw: (
