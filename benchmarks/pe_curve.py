@@ -26,8 +26,8 @@ from pathlib import Path
 
 import torch
 
-from routecli.bench.results import git_commit
 from routecli.improve import compare, curve
+from routecli.store import git_commit
 
 
 def main(argv: list[str] | None = None) -> int:
