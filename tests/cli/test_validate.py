@@ -95,6 +95,17 @@ def test_a_declared_fleet_limits_the_routes(data_dir, capsys):
     assert strict(capsys.readouterr().out)["violations"] == ["3 routes, but the fleet has 1 vehicle"]
 
 
+def test_solomons_vehicle_number_limits_the_routes(data_dir, tmp_path, capsys):
+    solomon = tmp_path / "one.txt"  # tiny_solomon.txt with a vehicle NUMBER of 1, not 3
+    solomon.write_text((data_dir / "tiny_solomon.txt").read_text().replace(
+        "   3         20", "   1         20"))
+    two = tmp_path / "two.sol"
+    two.write_text("Route #1: 3\nRoute #2: 2 1\n")
+    assert main(["validate", str(solomon), str(two), "--json"]) == 1
+    assert "2 routes, but the fleet has 1 vehicle" in strict(capsys.readouterr().out)["violations"]
+    assert main(["validate", str(data_dir / "tiny_solomon.txt"), str(two), "--json"]) == 0
+
+
 def test_json_is_strict_when_a_number_is_undefined(tmp_path, capsys):
     # every node at one point: the sibling tour costs 0, so the gap to it is undefined
     (tmp_path / "zero.tsp").write_text("NAME : zero\nTYPE : TSP\nDIMENSION : 3\nEDGE_WEIGHT_TYPE : "
