@@ -69,6 +69,8 @@ def strict(line: str) -> dict:
     ("tiny.kp", "kp_twenty_digit_item.sol", "line 1: id '99999999999999999999' is far beyond"),
     ("tiny.tsp", "id_beyond_instance.tour", "line 6: TOUR_SECTION: '9' is not a node id in 1..4"),
     ("tiny.tsp", "id_in_exponent_form.tour", "line 6: TOUR_SECTION: '1e2' is not a node id in 1..4"),
+    # in range, such a token named a node: '1e2' was node 100 of a 105-node tour (fuzz, case 368)
+    ("tiny.tsp", "float_id_in_range.tour", "line 4: TOUR_SECTION: '2e0' is not a node id in 1..4"),
     ("tiny_pdtsp.vrp", "id_beyond_instance.tour", "line 6: TOUR_SECTION: '9' is not a node id in "
                                                   "1..7"),
 ])
