@@ -1,7 +1,8 @@
 """Fuzz the input side: run cases of every strategy in routecli/bench/fuzz/strategies.py
 (mutated benchmark files, --bks and --seed values, PDTSP layouts, malformed solution files,
-solution ids, unused fields, fleet and TYPE, JSON strictness, blank-line padding) through the
-CLI entry point and count what happens (outcomes: routecli/bench/fuzz/harness.py).
+solution ids, unused fields, fleet and TYPE, JSON strictness, blank-line padding, output paths,
+torn results files, concurrent bench, edited checkpoint configurations) through the CLI entry
+point and count what happens (outcomes: routecli/bench/fuzz/harness.py).
 
     .venv/bin/python benchmarks/fuzz_inputs.py --cases 300 --seed 0 [--strategies "seeds,bks values"]
 

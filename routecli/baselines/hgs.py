@@ -186,6 +186,7 @@ class Run:
     timed_out: bool
     early: list[Tour | Routes] = field(default_factory=list)
     early_iterations: list[int] = field(default_factory=list)
+    seconds: float = 0.0  # the search's own wall clock, the part the criterion bounds
 
 
 def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
@@ -208,7 +209,8 @@ def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
                watch.timed_out,
                [_solution(instance, data, result.best if best is None else best)
                 for best in watch.early_best],
-               [watch.calls - 1 if at is None else at for at in watch.early_at])
+               [watch.calls - 1 if at is None else at for at in watch.early_at],
+               watch.watch.elapsed)
 
 
 def _solution(instance: Instance, data: pyvrp.ProblemData,

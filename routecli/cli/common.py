@@ -62,8 +62,10 @@ TimeLimit = Annotated[float | None, typer.Option(
     "--time-limit", "-t", metavar="SECONDS",
     help=f"Seconds per instance, at most {MAX_SECONDS:.0f} (a week; default: hgs, sisr and nds "
     f"search {DEFAULT_SECONDS:g} s unless --iterations is given; the other models run to "
-    "completion). miloop starts no rollouts after it and returns the best finished; nn always "
-    "finishes within milliseconds.")]
+    "completion). It bounds the search: loading weights, compiling kernels on first use and "
+    "--polish come on top (--json: seconds is the whole solve, search_seconds the search). "
+    "miloop starts no rollouts after it and returns the best finished; nn always finishes "
+    "within milliseconds.")]
 Iterations = Annotated[int | None, typer.Option(
     "--iterations", metavar="N",
     help="Iteration limit per instance (hgs, sisr, nds; dact: moves).")]

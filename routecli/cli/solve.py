@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 # (model, seed, its settings, the weights' digest, the routecli version), and what came out.
 FIELDS = ("instance", "file", "problem", "size", "model", "seed", "settings",
           "checkpoint_sha256", "routecli_version", "objective", "cost", "bks", "bks_source",
-          "gap_pct", "seconds", "feasible", "violations", "solution_file")
+          "gap_pct", "seconds", "search_seconds", "feasible", "violations", "solution_file")
 # What ``cost`` measures, per problem (routing problems not named: the route length).
 OBJECTIVES = {"kp": "value of the chosen items (maximised)",
               "pcvrp": "length minus collected prizes"}
@@ -136,8 +136,8 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
     written = None
     if result.feasible and target is not None:
         written = write_target(target, instance, result.solution)
-    row = result_row(path, result, source, written, seed, provenance(solver, settings,
-                                                                      instance.problem))
+    row = result_row(path, result, source, written, seed,
+                     provenance(solver, settings, instance.problem), search_seconds(solver))
     if machine:
         print(strict_json.dumps(row), flush=True)
     else:
@@ -161,14 +161,24 @@ def provenance(solver: Solver, settings: Any, problem: str) -> dict[str, Any]:
             "checkpoint_sha256": digest, "routecli_version": __version__}
 
 
+def search_seconds(solver: Solver) -> float | None:
+    """Seconds the latest search itself ran, the part ``--time-limit`` bounds (hgs, sisr, nds
+    keep their run as ``last``); ``None`` for a model without such a search. Loading weights,
+    compiling kernels and ``--polish`` are in the result's ``seconds`` only."""
+    seconds = getattr(getattr(solver, "last", None), "seconds", None)
+    return None if seconds is None else round(float(seconds), 4)
+
+
 def result_row(path: Path, result: SolveResult, source: str, written: Path | None,
-               seed: int, made: dict[str, Any]) -> dict[str, Any]:
-    """One instance's result with plain numbers: the object ``--json`` prints."""
+               seed: int, made: dict[str, Any], search: float | None = None) -> dict[str, Any]:
+    """One instance's result with plain numbers: the object ``--json`` prints (``search``:
+    :func:`search_seconds`)."""
     return {"instance": result.instance, "file": str(path), "problem": result.problem,
             "size": result.size, "model": result.model, "seed": seed, **made,
             "objective": OBJECTIVES.get(result.problem, "length"), "cost": result.cost,
             "bks": result.bks, "bks_source": source or None, "gap_pct": result.gap,
-            "seconds": round(result.seconds, 4), "feasible": result.feasible,
+            "seconds": round(result.seconds, 4), "search_seconds": search,
+            "feasible": result.feasible,
             "violations": result.problems, "solution_file": None if written is None
             else str(written)}
 

@@ -10,6 +10,7 @@ non-negative with a zero diagonal and a symmetric full matrix) and an error name
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -224,6 +225,9 @@ def read_tour(path: str | Path, n: int | None = None) -> np.ndarray:
     ids = values[: cut[0]] if cut.size else values
     top = n if n is not None else dimension(spec, source) if "DIMENSION" in spec else None
     bad = ~((ids == np.floor(ids)) & (ids >= 1) & (ids <= (top if top is not None else np.inf)))
+    # an id is written in digits: '1e2' or '100.0' in range would otherwise name node 100
+    tokens = itertools.islice(itertools.chain.from_iterable(section.rows), ids.size)
+    bad |= ~np.fromiter((t.isascii() and t.isdigit() for t in tokens), bool, ids.size)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         allowed = f"1..{top}" if top is not None else "a positive integer"

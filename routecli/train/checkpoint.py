@@ -131,7 +131,7 @@ def load_model(path: str | Path, kind: str, make: Callable[[dict[str, Any]], M],
         _check_layout(make, config, state)
         model = make(config)
         model.load_state_dict(state)
-    except (TypeError, ValueError, RuntimeError) as err:
+    except (TypeError, ValueError, RuntimeError, ArithmeticError) as err:  # a zero head count
         raise CheckpointError(f"{path}: weights do not fit the {name} architecture "
                               f"({' '.join(str(err).split())[:160]})") from None
     return model.to(device).eval()

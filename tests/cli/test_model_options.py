@@ -54,6 +54,20 @@ def test_time_limits_that_never_end_are_refused(data_dir, capsys, model, limit):
     assert "time limit must be between 0 and 604800 seconds" in one_error(capsys)
 
 
+@pytest.mark.parametrize("model, searched", [("sisr", True), ("hgs", True), ("nn", False)])
+def test_json_reports_the_search_time_apart_from_the_whole_solve(data_dir, capsys, model,
+                                                                 searched):
+    # issue 36, item 5: the limit bounds the search; loading, compiling and --polish come on top
+    extra = ["--iterations", "20", "--polish"] if model == "sisr" else \
+        ["--iterations", "20"] if model == "hgs" else []
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", model, "--json", *extra]) == 0
+    row = json.loads(capsys.readouterr().out)
+    if searched:
+        assert 0 <= row["search_seconds"] <= row["seconds"]
+    else:
+        assert row["search_seconds"] is None
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--threads", str(cores() + 1)], "--threads must be between 1 and"),
     (["--threads", "0"], "--threads must be between 1 and"),

@@ -66,3 +66,21 @@ def test_generate_solve_and_write_pdtsp_files(tmp_path, capsys):
     assert main(["validate", str(path), str(swapped)]) == 1
     # named as the .tour names them
     assert f"delivery {delivery} before pickup {pickup}" in capsys.readouterr().out
+
+
+def test_info_on_a_knapsack_of_inf_items_is_one_line(malformed_dir, capsys):
+    # issue 39: `info` on ITEMS : inf raised OverflowError
+    assert main(["info", str(malformed_dir / "kp_items_inf.kp")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("line 3: ITEMS must be a positive integer, got 'inf'") and "\n" not in err
+
+
+@pytest.mark.parametrize("model", ["nn", "hgs"])
+def test_a_pdtsp_of_any_consistent_pairing_is_solved_in_the_files_numbering(data_dir, tmp_path,
+                                                                            capsys, model):
+    # issue 36, item 3: pairs (2, 3), (4, 5), (6, 7), not "pickup k, delivery k + n/2"
+    out = tmp_path / "pd.tour"
+    argv = ["solve", str(data_dir / "pdtsp_interleaved_pairs.vrp"), "-m", model, "-o", str(out)]
+    assert main([*argv, "--iterations", "20"] if model == "hgs" else argv) == 0
+    assert main(["validate", str(data_dir / "pdtsp_interleaved_pairs.vrp"), str(out)]) == 0
+    assert "feasible" in capsys.readouterr().out

@@ -69,6 +69,8 @@ def strict(line: str) -> dict:
     ("tiny.kp", "kp_twenty_digit_item.sol", "line 1: id '99999999999999999999' is far beyond"),
     ("tiny.tsp", "id_beyond_instance.tour", "line 6: TOUR_SECTION: '9' is not a node id in 1..4"),
     ("tiny.tsp", "id_in_exponent_form.tour", "line 6: TOUR_SECTION: '1e2' is not a node id in 1..4"),
+    # in range, such a token named a node: '1e2' was node 100 of a 105-node tour (fuzz, case 368)
+    ("tiny.tsp", "float_id_in_range.tour", "line 4: TOUR_SECTION: '2e0' is not a node id in 1..4"),
     ("tiny_pdtsp.vrp", "id_beyond_instance.tour", "line 6: TOUR_SECTION: '9' is not a node id in "
                                                   "1..7"),
 ])
@@ -93,6 +95,17 @@ def test_a_declared_fleet_limits_the_routes(data_dir, capsys):
     assert main(["validate", str(data_dir / "fleet_of_one.vrp"), str(data_dir / "tiny.sol"),
                  "--json"]) == 1
     assert strict(capsys.readouterr().out)["violations"] == ["3 routes, but the fleet has 1 vehicle"]
+
+
+def test_solomons_vehicle_number_limits_the_routes(data_dir, tmp_path, capsys):
+    solomon = tmp_path / "one.txt"  # tiny_solomon.txt with a vehicle NUMBER of 1, not 3
+    solomon.write_text((data_dir / "tiny_solomon.txt").read_text().replace(
+        "   3         20", "   1         20"))
+    two = tmp_path / "two.sol"
+    two.write_text("Route #1: 3\nRoute #2: 2 1\n")
+    assert main(["validate", str(solomon), str(two), "--json"]) == 1
+    assert "2 routes, but the fleet has 1 vehicle" in strict(capsys.readouterr().out)["violations"]
+    assert main(["validate", str(data_dir / "tiny_solomon.txt"), str(two), "--json"]) == 0
 
 
 def test_json_is_strict_when_a_number_is_undefined(tmp_path, capsys):

@@ -130,3 +130,16 @@ def test_an_edited_configuration_is_refused_before_the_model_is_built(tmp_path, 
     torch.save(data, tmp_path / "p.pt")
     with pytest.raises(CheckpointError, match=message):
         load_policy(tmp_path / "p.pt")
+
+
+def test_a_zero_head_count_is_one_line(tmp_path):
+    # fuzz (edited checkpoints): NDS cannot be laid out on the meta device, and num_heads 0
+    # passed the bound into a ZeroDivisionError traceback
+    from routecli.nds.policy import load_policy as load_nds
+    from routecli.train.checkpoint import shipped
+
+    data = torch.load(shipped("nds-cvrp.pt"), map_location="cpu", weights_only=True)
+    data["config"]["num_heads"] = 0
+    torch.save(data, tmp_path / "n.pt")
+    with pytest.raises(CheckpointError, match="weights do not fit the NDS architecture"):
+        load_nds(tmp_path / "n.pt")

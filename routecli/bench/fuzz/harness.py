@@ -2,8 +2,10 @@
 
 The runs happen in one worker process (forked once, so the CLI is imported once), with
 stdout/stderr captured at the file-descriptor level, an address-space limit, and a per-run
-timeout after which the worker is killed and replaced. The entry point is passed in (the
-script hands over ``routecli.cli.app.main``), so nothing here imports the CLI. Outcomes per run:
+timeout after which the worker is killed and replaced; a run of several ``copies`` forks one
+process per copy from the worker, started together. The entry point is passed in (the
+script hands over ``routecli.cli.app.main``), so nothing here imports the CLI. Outcomes per run
+(per copy):
 
 - ``valid``: exit 0 where the oracle allows it, and the checks pass (strict JSON on every
   ``--json`` line; a written solution that validates and re-costs to the reported value; the
@@ -17,28 +19,34 @@ script hands over ``routecli.cli.app.main``), so nothing here imports the CLI. O
   for an infeasible solution, or a failed check after exit 0;
 - ``valid input rejected``: exit 2 although the oracle says the input is valid;
 - ``wrong exit``: any other exit code for what the oracle expects (1 for a valid input, say);
-- ``output from failed run``: a non-zero exit left a file in the output folder;
+- ``output from failed run``: a non-zero exit left a file in the output folder, or changed a
+  file the run must leave alone;
 - ``hang``: the run passed the timeout.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import multiprocessing as mp
 import os
 import re
 import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from routecli.bench.fuzz.strategies import Case, Run
+from routecli.bench.fuzz.strategies import Case, Run, Tear
 
 Main = Callable[[list[str]], int]
 MEMORY_LIMIT = 6 * 2**30  # bytes of address space per worker: a runaway allocation fails fast
@@ -88,14 +96,40 @@ def capture(main: Main, argv: list[str]) -> dict:
                 "seconds": seconds}
 
 
+def capture_copies(main: Main, argv: list[str], copies: int) -> list[dict]:
+    """``copies`` forked processes run ``main(argv)`` at the same time (what two users starting
+    one command at once do); each one's :func:`capture`, in order."""
+    children = []
+    for _ in range(copies):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: run, send the result, leave without the parent's cleanup
+            os.close(read)
+            with os.fdopen(write, "w") as pipe:
+                json.dump(capture(main, argv), pipe)
+            os._exit(0)
+        os.close(write)
+        children.append((pid, read))
+    results = []
+    for pid, read in children:
+        with os.fdopen(read) as pipe:
+            text = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        results.append(json.loads(text) if text else
+                       {"code": None, "stdout": "", "stderr": "", "seconds": 0.0,
+                        "exception": f"copy died (wait status {status})"})
+    return results
+
+
 def _worker(conn: Connection, main: Main) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     warnings.simplefilter("always")  # each run prints its warnings, as a fresh process would
     while True:
-        argv = conn.recv()
-        if argv is None:
+        job = conn.recv()
+        if job is None:
             return
-        conn.send(capture(main, argv))
+        argv, copies = job
+        conn.send([capture(main, argv)] if copies == 1 else capture_copies(main, argv, copies))
 
 
 class Runner:
@@ -119,19 +153,20 @@ class Runner:
         self.proc.join()
         self._start()
 
-    def run(self, argv: list[str]) -> dict:
-        self.conn.send(argv)
+    def run(self, argv: list[str], copies: int = 1) -> list[dict]:
+        """One result per copy (a hang or a dead worker: one result for all)."""
+        self.conn.send((argv, copies))
         if not self.conn.poll(self.timeout):
             self._restart()
-            return {"hang": True, "seconds": self.timeout}
+            return [{"hang": True, "seconds": self.timeout}]
         try:
             return self.conn.recv()
         except EOFError:
             self.proc.join()
             code = self.proc.exitcode
             self._start()
-            return {"code": None, "stdout": "", "stderr": "", "seconds": 0.0,
-                    "exception": f"worker died (exit code {code})"}
+            return [{"code": None, "stdout": "", "stderr": "", "seconds": 0.0,
+                     "exception": f"worker died (exit code {code})"}]
 
     def close(self) -> None:
         self.conn.send(None)
@@ -188,13 +223,61 @@ def check_solution(file: Path, out_dir: Path, stdout: str, sibling: bool) -> str
     return None
 
 
-def failed_check(run: Run, result: dict, folder: Path, case: Case) -> str | None:
+def snapshot(run: Run, folder: Path) -> dict[str, bytes | None]:
+    """The bytes of every file a run's ``unchanged:`` checks name (``None``: absent)."""
+    names = [c.split(":", 1)[1] for c in run.checks if c.startswith("unchanged:")]
+    return {n: (folder / n).read_bytes() if (folder / n).is_file() else None for n in names}
+
+
+def changed_file(before: dict[str, bytes | None], folder: Path) -> str | None:
+    """Why a file the run had to leave alone is not as it was, or ``None``."""
+    for name, data in before.items():
+        now = (folder / name).read_bytes() if (folder / name).is_file() else None
+        if now != data:
+            return f"{name} was {'removed' if now is None else 'changed'}"
+    return None
+
+
+def results_rows(out_dir: Path, count: int) -> str | None:
+    """Why ``out_dir/results.csv`` is not ``count`` complete rows, one per instance (read with
+    the csv module, not routecli's reader), or ``None``."""
+    path = out_dir / "results.csv"
+    if not path.is_file():
+        return "no results.csv"
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    if not rows or "instance" not in rows[0]:
+        return "results.csv has no header with an instance column"
+    body = rows[1:]
+    if any(len(row) != len(rows[0]) for row in body):
+        return "results.csv holds a torn row"
+    names = [row[rows[0].index("instance")] for row in body]
+    if len(names) != count or len(set(names)) != count:
+        return f"results.csv has {len(names)} rows for {len(set(names))} of {count} instances"
+    return None
+
+
+def failed_check(run: Run, result: dict, folder: Path, case: Case,
+                 before: dict[str, bytes | None] | None = None) -> str | None:
     """Why the output of a run that exited 0 is wrong, or ``None``."""
     if "--json" in run.argv:
         reason = strict_json_lines(result["stdout"])
         if reason:
             return reason
+    reason = changed_file(before or {}, folder)
+    if reason:
+        return reason
     for check in run.checks:
+        kind, _, arg = check.partition(":")
+        if kind == "regular" and ((folder / arg).is_symlink() or not (folder / arg).is_file()):
+            return f"{arg} is not a regular file"
+        if kind == "rows":
+            out, _, count = arg.rpartition(":")
+            reason = results_rows(folder / out, int(count))
+            if reason:
+                return reason
+        if kind == "within" and result["seconds"] > float(arg):
+            return f"took {result['seconds']:.1f} s, more than {arg} s"
         if check == "solution":
             argv = [a.replace("{dir}", str(folder)) for a in run.argv]
             try:
@@ -209,8 +292,9 @@ def failed_check(run: Run, result: dict, folder: Path, case: Case) -> str | None
     return None
 
 
-def classify(run: Run, result: dict, folder: Path, case: Case) -> tuple[str, str]:
-    """Outcome name and a detail line for one run."""
+def classify(run: Run, result: dict, folder: Path, case: Case,
+             before: dict[str, bytes | None] | None = None) -> tuple[str, str]:
+    """Outcome name and a detail line for one run (``before``: :func:`snapshot`)."""
     if result.get("hang"):
         return "hang", ""
     if result["exception"]:
@@ -221,6 +305,9 @@ def classify(run: Run, result: dict, folder: Path, case: Case) -> tuple[str, str
     if code not in (0, 1) and out_dir.is_dir() and any(out_dir.iterdir()) \
             and run.argv[0] == "solve" and "--out" in run.argv:
         return "output from failed run", stderr[:200]
+    changed = changed_file(before or {}, folder)
+    if code != 0 and changed:
+        return "output from failed run", changed
     if code == 2:
         if len(lines) != 1 or len(lines[0]) > MAX_ERROR_CHARS:
             return "unclean error", f"{len(lines)} lines, {len(stderr)} chars: {stderr[:150]!r}"
@@ -239,28 +326,75 @@ def classify(run: Run, result: dict, folder: Path, case: Case) -> tuple[str, str
         return "invalid accepted", f"exit 0, expected {run.expect}"
     if stderr:
         return "unclean error", f"exit 0 with stderr: {stderr[:150]!r}"
-    reason = failed_check(run, result, folder, case)
+    reason = failed_check(run, result, folder, case, before)
     return ("invalid accepted", reason) if reason else ("valid", "")
 
 
 # --- driver ------------------------------------------------------------------------------------
 
+def tear(path: Path, share: float) -> None:
+    """Cut ``path`` inside its last line, ``share`` of the way in (see :class:`Tear`)."""
+    data = path.read_bytes() if path.is_file() else b""
+    end = len(data) - data.endswith(b"\n")
+    start = data.rfind(b"\n", 0, end) + 1
+    path.write_bytes(data[: start + round(share * (end - start))])
+
+
+@contextmanager
+def unwritable(folders: list[Path]) -> Iterator[bool]:
+    """Make ``folders`` unwritable for the steps of a case: ``chattr +i`` (which binds root
+    too), else, for a user other than root, mode 0555. Yields whether that worked; undone on
+    exit, so that the case folder can be removed."""
+    chattr = shutil.which("chattr")
+    done: list[Path] = []
+    try:
+        for folder in folders:
+            if chattr and subprocess.run([chattr, "+i", str(folder)],
+                                         capture_output=True).returncode == 0:
+                done.append(folder)
+            elif os.geteuid() != 0:
+                folder.chmod(0o555)
+                done.append(folder)
+        yield len(done) == len(folders)
+    finally:
+        for folder in done:
+            if chattr:
+                subprocess.run([chattr, "-i", str(folder)], capture_output=True)
+            folder.chmod(0o755)
+
+
 def run_case(runner: Runner, case: Case, number: int, work: Path) -> list[dict]:
-    """Write the case's files, run its commands in order; one row per run (details without the
-    case folder)."""
+    """Write the case's files and links, take its steps in order; one row per run and copy
+    (details without the case folder). Where a folder cannot be made unwritable, its runs
+    expect ``any``."""
     folder = work / f"case{number}"
     folder.mkdir()
     for name, data in case.files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
+    for name, target in case.links.items():
+        (folder / name).symlink_to(target)
+    for name in case.read_only:
+        (folder / name).mkdir(parents=True, exist_ok=True)
     rows = []
-    for run in case.runs:
-        result = runner.run([a.replace("{dir}", str(folder)) for a in run.argv])
-        outcome, detail = classify(run, result, folder, case)
-        rows.append({"case": number, "strategy": case.strategy, "input": case.detail,
-                     "command": " ".join(run.argv).replace("{dir}/", ""), "expect": run.expect,
-                     "outcome": outcome, "exit": result.get("code", ""),
-                     "seconds": f"{result['seconds']:.3f}",
-                     "detail": detail.replace(f"{folder}/", "").removeprefix("error: ")[:160]})
+    with unwritable([folder / name for name in case.read_only]) as protected:
+        for step in case.runs:
+            if isinstance(step, Tear):
+                tear(Path(step.path.replace("{dir}", str(folder))), step.share)
+                continue
+            run = step if protected else replace(step, expect="any")
+            before = snapshot(run, folder)
+            results = runner.run([a.replace("{dir}", str(folder)) for a in run.argv], run.copies)
+            for copy, result in enumerate(results):
+                outcome, detail = classify(run, result, folder, case, before)
+                command = " ".join(run.argv).replace("{dir}/", "")
+                rows.append({"case": number, "strategy": case.strategy, "input": case.detail,
+                             "command": command + (f" [copy {copy + 1} of {run.copies}]"
+                                                   if run.copies > 1 else ""),
+                             "expect": run.expect, "outcome": outcome,
+                             "exit": result.get("code", ""), "seconds": f"{result['seconds']:.3f}",
+                             "detail": detail.replace(f"{folder}/", "")
+                             .removeprefix("error: ")[:160]})
     return rows
 
 

@@ -1,16 +1,20 @@
 """Fuzz cases beyond mutated instance files: option values, PDTSP layouts, malformed solution
-files, fields a problem does not use, fleets and TYPEs, JSON strictness, solution ids and
-blank-line padding. Each strategy builds one :class:`Case` from a random generator: the files
-to write into the case folder and the commands to run on them, each with the outcome an
-oracle written without routecli's readers expects.
+files, fields a problem does not use, fleets and TYPEs, JSON strictness, solution ids,
+blank-line padding, output paths, torn and shared bench folders and edited checkpoints. Each
+strategy builds one :class:`Case` from a random generator: the files to write into the case
+folder and the steps to take on them (commands, each with the outcome an oracle written without
+routecli's readers expects, and :class:`Tear` edits between them).
 """
 
 from __future__ import annotations
 
+import functools
+import io
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -21,31 +25,60 @@ Expect = str  # "accept" (exit 0), "reject" (exit 2, one line), "infeasible" (ex
 # The documented --bks rule (routecli/limits.py states it; restated here so the oracle is not
 # the code under test).
 BKS_LOW, BKS_HIGH = 1e-6, 2.0**53
+PADDING_SECONDS = 10  # a generous bound on reading a padded seed, whatever the machine's load
 BKS_VALUES = ["inf", "-inf", "nan", "NaN", "1e-300", "0", "-0", "-5", "1e300", "1e16", "1e-7",
               "1e-6", "0.5", "1", "7542", "9007199254740992", "abc", ""]
-SEED_VALUES = ["-5", "-1", "0", "1", "2147483647", "4294967296", "9223372036854775807",
-               "18446744073709551616", "99999999999999999999"]
-SEED_MODELS = (["--model", "nn"], ["--model", "hgs", "--iterations", "30"],
-               ["--model", "sisr", "--iterations", "30"])
+# The documented --seed rule (routecli/resources.py states it): 0..2**32-1, for every model.
+SEED_MAX = 2**32 - 1
+SEED_VALUES = ["-5", "-1", "0", "1", "2147483647", "4294967295", "4294967296",
+               "9223372036854775807", "18446744073709551616", "99999999999999999999"]
+# Every model takes --seed: the instance each can solve fast ("tsp", "vrp": the smallest seed
+# file of that kind, "kp": a small knapsack), and the options that keep it short. dact ships
+# no checkpoint, so it refuses every run (one line) whatever the seed.
+SEED_MODELS: dict[str, tuple[str, list[str]]] = {
+    "nn": ("tsp", []), "hgs": ("tsp", ["--iterations", "30"]), "miloop": ("tsp", []),
+    "sisr": ("vrp", ["--iterations", "30"]), "nds": ("vrp", ["--iterations", "3"]),
+    "exact": ("kp", []), "dact": ("tsp", []),
+}
 
 
 @dataclass(frozen=True)
 class Run:
-    """One command; ``{dir}`` in ``argv`` is the case folder."""
+    """One command; ``{dir}`` in ``argv`` is the case folder. ``copies`` processes start it at
+    once (two benches on one folder). Checks, after exit 0 unless said otherwise:
+    ``solution`` (re-cost the written file), ``bks:NAME`` (the best-known source),
+    ``unchanged:PATH`` (the file's bytes are what they were before the run, whatever the exit),
+    ``regular:PATH`` (a regular file, not a symlink), ``rows:DIR:N`` (``DIR/results.csv`` holds
+    N complete rows, one per instance), ``within:S`` (the run took at most S seconds)."""
 
     argv: list[str]
     expect: Expect
-    checks: tuple[str, ...] = ()  # "solution" (re-cost the written file), "bks:NAME" (source)
+    checks: tuple[str, ...] = ()
+    copies: int = 1
+
+
+@dataclass(frozen=True)
+class Tear:
+    """Cut the file ``path`` (``{dir}`` is the case folder) inside its last line, ``share`` of
+    the way in: what a kill in the middle of appending a row leaves."""
+
+    path: str
+    share: float
+
+
+Step = Run | Tear
 
 
 @dataclass(frozen=True)
 class Case:
     strategy: str
     files: dict[str, bytes]
-    runs: list[Run]
+    runs: Sequence[Step]
     detail: str
     sibling: bool = False  # a published solution lies beside the instance
     text: str = field(default="", repr=False)  # the instance text, for the mutation oracle
+    links: dict[str, str] = field(default_factory=dict)  # symlink name -> target (relative)
+    read_only: tuple[str, ...] = ()  # folders made unwritable (chattr +i) during the steps
 
 
 Strategy = Callable[[np.random.Generator, list[Seed]], Case]
@@ -90,14 +123,28 @@ def bks_values(rng: np.random.Generator, seeds: list[Seed]) -> Case:
                                                                     "reject")], f"--bks {value!r}")
 
 
+def _knapsack(rng: np.random.Generator, items: int) -> str:
+    """A ``.kp`` file of ``items`` random items whose first item alone always fits."""
+    weights, values = rng.random(items) + 0.01, rng.random(items)
+    capacity = max(float(weights[0]), float(weights.sum()) / 3)
+    return (f"NAME : kp\nTYPE : KP\nITEMS : {items}\nCAPACITY : {capacity!r}\nITEM_SECTION\n"
+            + "".join(f"{float(w)!r} {float(v)!r}\n" for w, v in zip(weights, values, strict=True)))
+
+
 def seed_values(rng: np.random.Generator, seeds: list[Seed]) -> Case:
-    """``--seed`` values for every model: one rule, a one-line error outside it."""
-    seed = _smallest(seeds, ".tsp")
+    """``--seed`` values for every model: one rule (0..2**32-1), a one-line error outside it."""
     value = str(pick(rng, SEED_VALUES))
-    model = list(pick(rng, list(SEED_MODELS)))
-    argv = ["solve", f"{{dir}}/{seed.name}", *model, "--seed", value]
-    return Case("seeds", {seed.name: seed.text.encode()}, [Run(argv, "any")],
-                f"{' '.join(model)} --seed {value}")
+    model = str(pick(rng, list(SEED_MODELS)))
+    kind, options = SEED_MODELS[model]
+    if kind == "kp":
+        name, text = "kp.kp", _knapsack(rng, int(rng.integers(3, 12)))
+    else:
+        seed = _smallest(seeds, f".{kind}")
+        name, text = seed.name, seed.text
+    good = 0 <= int(value) <= SEED_MAX and model != "dact"
+    argv = ["solve", f"{{dir}}/{name}", "--model", model, *options, "--seed", value, "--json"]
+    return Case("seeds", {name: text.encode()}, [Run(argv, "accept" if good else "reject")],
+                f"{model} --seed {value}")
 
 
 def _pdtsp_text(rng: np.random.Generator, requests: int, broken: str | None) -> tuple[str, str]:
@@ -173,7 +220,8 @@ def malformed_solutions(rng: np.random.Generator, seeds: list[Seed]) -> Case:
     elif defect in ("twenty digits", "underscore", "arabic digit", "id beyond", "exponent id"):
         beyond = str((n or 10_000) + int(rng.integers(1, 1000)))
         new = {"twenty digits": "9" * 20, "underscore": "1_0", "arabic digit": "\u0661",
-               "id beyond": beyond if tour else "9" * 9, "exponent id": "1e4"}[defect]
+               "id beyond": beyond if tour else "9" * 9,
+               "exponent id": str(pick(rng, ["1e2", "1e4"]))}[defect]
         words[-1] = new
         lines[k] = " ".join(words)
     elif defect == "drop id":
@@ -206,10 +254,7 @@ def malformed_solutions(rng: np.random.Generator, seeds: list[Seed]) -> Case:
 def knapsack_ids(rng: np.random.Generator, seeds: list[Seed]) -> Case:
     """Item ids of a knapsack ``.sol``: digits 0-9 only, within the instance."""
     items = int(rng.integers(3, 30))
-    weights, values = rng.random(items) + 0.01, rng.random(items)
-    capacity = max(float(weights[0]), float(weights.sum()) / 3)  # item 1 alone always fits
-    kp = (f"NAME : kp\nTYPE : KP\nITEMS : {items}\nCAPACITY : {capacity!r}\nITEM_SECTION\n"
-          + "".join(f"{float(w)!r} {float(v)!r}\n" for w, v in zip(weights, values, strict=True)))
+    kp = _knapsack(rng, items)
     token = str(pick(rng, ["1", "9" * 20, "1_0", "\u0661", str(items + 1), "0", "-1", "2.0", "1e1"]))
     good = token == "1"
     files = {"kp.kp": kp.encode(), "kp.sol": f"Items: {token}\nValue 0\n".encode()}
@@ -315,9 +360,145 @@ def blank_padding(rng: np.random.Generator, seeds: list[Seed]) -> Case:
     at = int(rng.integers(0, 3))
     text = "\n".join(lines[:at] + [""] * count + lines[at:])
     files = {seed.name: text.encode(), seed.sibling[0]: seed.sibling[1].encode()}
-    runs = [Run(["info", f"{{dir}}/{seed.name}"], "accept", (f"bks:{seed.sibling[0]}",))]
+    # 65,536 blank lines took a quadratic regex ~30 s; a padded file reads in about a second
+    runs = [Run(["info", f"{{dir}}/{seed.name}"], "accept",
+                (f"bks:{seed.sibling[0]}", f"within:{PADDING_SECONDS}"))]
     return Case("blank-line padding", files, runs, f"{count} blank lines at line {at + 1}",
                 sibling=True)
+
+
+USER_TEXT = b"my own notes, not routecli's\n"
+# First lines that mention routecli without being the mark it writes (issue 39).
+NOT_THE_MARK = ["# draft: NOT written by routecli", "# written by routecli? no, by hand",
+                "COMMENT : my tour, not written by routecli"]
+
+
+def output_paths(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """Where outputs may go: ``bench --out`` into a folder of the user's, ``--csv`` onto a file
+    of the user's or through a symlink, an unwritable folder, and ``--out`` onto a file whose
+    first line mentions "written by routecli" without being routecli's mark. A file routecli
+    did not write is never replaced without ``--force``, and a refusal is one line."""
+    seed = _smallest(seeds, ".vrp")
+    inst = f"{{dir}}/{seed.name}"
+    files = {seed.name: seed.text.encode()}
+    kind = str(pick(rng, ["foreign folder", "foreign csv", "read-only folder", "symlinked csv",
+                          "not the mark"]))
+    links: dict[str, str] = {}
+    read_only: tuple[str, ...] = ()
+    force = rng.random() < 0.25
+    if kind == "foreign folder":
+        mine = str(pick(rng, ["report.md", "gap_vs_size.png", "results.csv", "solutions/x.sol",
+                              seed.name]))
+        files[f"rep/{mine}"] = seed.text.encode() if mine == seed.name else USER_TEXT
+        argv = ["bench", inst, "-m", "nn", "-o", "{dir}/rep"]
+        # a forced bench may replace the user's files, but a results.csv of another layout
+        # cannot be resumed: refusing it or starting over are both sound
+        forced = "any" if mine == "results.csv" else "accept"
+        runs: list[Step] = [Run([*argv, "--force"], forced) if force else
+                            Run(argv, "reject", (f"unchanged:rep/{mine}",))]
+        detail = f"bench --out a folder holding {mine}{' --force' if force else ''}"
+    elif kind == "foreign csv":
+        files["mine.csv"] = b"my,numbers\n1,2\n"
+        argv = ["solve", inst, "-m", "nn", "--csv", "{dir}/mine.csv"]
+        runs = [Run([*argv, "--force"], "accept") if force else
+                Run(argv, "reject", ("unchanged:mine.csv",))]
+        detail = f"--csv onto the user's file{' --force' if force else ''}"
+    elif kind == "read-only folder":
+        read_only = ("ro",)
+        target = str(pick(rng, ["{dir}/ro", "{dir}/ro/run"]))
+        command = str(pick(rng, ["bench", "solve"]))
+        argv = (["bench", inst, "-m", "nn", "-o", target] if command == "bench" else
+                ["solve", inst, "-m", "nn", "-o", target.replace("/run", "") + "/x.sol"])
+        runs = [Run(argv, "reject")]
+        detail = f"{command} --out {target.replace('{dir}/', '')} (immutable)"
+    elif kind == "symlinked csv":
+        links["link.csv"] = "kept.csv"
+        own = rng.random() < 0.5  # the link points at a summary routecli wrote, or the user's
+        if not own:
+            files["kept.csv"] = b"my,numbers\n1,2\n"
+        runs = [Run(["solve", inst, "-m", "nn", "--csv", "{dir}/kept.csv"], "accept")] if own \
+            else []
+        runs.append(Run(["solve", inst, "-m", "nn", "--csv", "{dir}/link.csv"],
+                        "accept" if own else "reject",
+                        ("unchanged:kept.csv", "regular:link.csv") if own else
+                        ("unchanged:kept.csv",)))
+        detail = f"--csv through a symlink to {'a routecli' if own else 'the user'} file"
+    else:
+        line = str(pick(rng, NOT_THE_MARK))
+        files["notes.sol"] = f"{line}\nRoute #1: 1 2\n".encode()
+        runs = [Run(["solve", inst, "-m", "nn", "-o", "{dir}/notes.sol"], "reject",
+                    ("unchanged:notes.sol",))]
+        detail = f"--out onto a file starting {line!r}"
+    return Case("output paths", files, runs, detail, links=links, read_only=read_only)
+
+
+def _bench_set(rng: np.random.Generator, seeds: list[Seed]) -> tuple[dict[str, bytes], int]:
+    """Two to four of the smallest TSPLIB seeds in ``set/``: a bench that ``nn`` runs in
+    moments."""
+    small = sorted(_small(seeds, ".tsp"), key=lambda s: len(s.text))[:6]
+    count = int(rng.integers(2, 5))
+    chosen = [small[int(k)] for k in rng.choice(len(small), count, replace=False)]
+    return {f"set/{s.name}": s.text.encode() for s in chosen}, count
+
+
+def torn_results(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """A bench killed while appending a row leaves ``results.csv`` cut mid-line: the resumed
+    run drops (or repairs) the torn row, solves that instance again, and ends with one
+    complete row per instance."""
+    files, count = _bench_set(rng, seeds)
+    argv = ["bench", "{dir}/set", "-m", "nn", "-o", "{dir}/run"]
+    share = float(pick(rng, [0.0, 0.01, float(rng.random()), 0.99, 1.0]))
+    runs: list[Step] = [Run(argv, "accept", (f"rows:run:{count}",)),
+                        Tear("{dir}/run/results.csv", share),
+                        Run(argv, "accept", (f"rows:run:{count}",))]
+    return Case("torn results", files, runs, f"{count} instances, last row cut at {share:.2f}")
+
+
+def concurrent_bench(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """Two or three ``bench`` processes started at once on one ``--out``: one writes, the others
+    finish or are refused with one line, and every instance has one row."""
+    files, count = _bench_set(rng, seeds)
+    copies = int(rng.integers(2, 4))
+    argv = ["bench", "{dir}/set", "-m", "nn", "-o", "{dir}/run"]
+    runs: list[Step] = [Run(argv, "any", (f"rows:run:{count}",), copies=copies)]
+    return Case("concurrent bench", files, runs, f"{copies} processes, {count} instances")
+
+
+@functools.lru_cache(maxsize=4)
+def _checkpoint(name: str) -> dict[str, Any]:
+    """A shipped checkpoint, loaded once (torch only where this strategy runs)."""
+    import torch
+
+    from routecli.train.checkpoint import shipped
+
+    return torch.load(shipped(name), map_location="cpu", weights_only=True)
+
+
+def edited_checkpoints(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """A shipped checkpoint with one integer of its configuration edited and its weights' digest
+    kept: a size far beyond the weights (``layers`` 10**6) is refused with one line before
+    anything is allocated, the unedited file solves, and a small edit may go either way (a
+    head count that keeps every shape is a model the weights fit)."""
+    import torch
+
+    name, model, kind, options = pick(rng, [("miloop-tsp.pt", "miloop", ".tsp", []),
+                                            ("nds-cvrp.pt", "nds", ".vrp", ["--iterations", "3"])])
+    data = _checkpoint(name)
+    keys = sorted(k for k, v in data["config"].items()
+                  if isinstance(v, int) and not isinstance(v, bool))
+    key = str(pick(rng, keys))
+    old = int(data["config"][key])
+    value = int(pick(rng, [10**6, 10**9, 2**40, -1, 0, old, old + 1, 2 * old]))
+    huge = value >= 10**6 or value < 0
+    buffer = io.BytesIO()
+    torch.save({**data, "config": {**data["config"], key: value}}, buffer)
+    seed = _smallest(seeds, kind)
+    argv = ["solve", f"{{dir}}/{seed.name}", "-m", model, *options, "--checkpoint",
+            "{dir}/edited.pt", "--json"]
+    expect = "reject" if huge else "accept" if value == old else "any"
+    return Case("edited checkpoints", {seed.name: seed.text.encode(), "edited.pt":
+                                       buffer.getvalue()},
+                [Run(argv, expect, ("within:20",))], f"{name} {key} {old} -> {value}")
 
 
 STRATEGIES: dict[str, Strategy] = {
@@ -325,5 +506,7 @@ STRATEGIES: dict[str, Strategy] = {
     "PDTSP layouts": pdtsp_layouts, "malformed solutions": malformed_solutions,
     "solution ids": knapsack_ids, "unused fields": unused_fields,
     "fleet and TYPE": fleet_and_type, "JSON strictness": json_strictness,
-    "blank-line padding": blank_padding,
+    "blank-line padding": blank_padding, "output paths": output_paths,
+    "torn results": torn_results, "concurrent bench": concurrent_bench,
+    "edited checkpoints": edited_checkpoints,
 }
