@@ -2,17 +2,22 @@
 
 A checkpoint is a plain dict::
 
-    {"format": 1, "kind": "miloop" | "nds" | ..., "config": {...architecture...},
+    {"format": 2, "kind": "miloop" | "nds" | ..., "config": {...architecture...},
      "model": {name: tensor}, "meta": {...how it was trained...}, "sha256": "<hex>",
+     "config_sha256": "<hex>",
      # training checkpoints (last.pt) add: "optimizer", "train", counters}
 
-``sha256`` is the digest of the model tensors (names, dtypes, shapes and bytes in name order):
-:func:`load` recomputes it, so a damaged or edited file is refused instead of solving worse
-in silence. The configuration is not under the digest; :func:`build` holds it to the weights
-instead: every integer in it is bounded by the weights' sizes, and the model it describes is
-laid out without memory (on the ``meta`` device) and must have exactly the weights' names and
-shapes before the real one is built, so an edited ``layers: 1000000`` is one error line, not a
-5 GB allocation. Every file is written through :func:`routecli.atomic.atomic_write`.
+``sha256`` is the digest of the model tensors (names, dtypes, shapes and bytes in name order;
+the cards name weights by it) and ``config_sha256`` the digest of the configuration (its JSON
+with sorted keys): :func:`load` recomputes both, so a damaged or edited file is refused
+instead of solving worse in silence; an edit that keeps every weight's shape (``num_heads`` 8
+to 16) changes what the model computes, which only the configuration's digest catches. Files
+of format 1 (written before the configuration had a digest) still load, with only the tensor
+digest checked. :func:`load_model` also holds the configuration to the weights: every integer
+in it is bounded by the weights' sizes, and the model it describes is laid out without memory
+(on the ``meta`` device) and must have exactly the weights' names and shapes before the real
+one is built, so a ``layers: 1000000`` is one error line, not a 5 GB allocation. Every file is
+written through :func:`routecli.atomic.atomic_write`.
 
 Shipped weights are package data (``routecli/checkpoints``) found through
 ``importlib.resources``; ``$ROUTECLI_CHECKPOINTS`` names another folder to look in first.
@@ -21,6 +26,7 @@ Shipped weights are package data (``routecli/checkpoints``) found through
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 import re
@@ -37,7 +43,8 @@ from torch import nn
 from routecli.atomic import atomic_write
 from routecli.errors import RoutecliError, display_path, excerpt
 
-FORMAT = 1
+FORMAT = 2
+READABLE_FORMATS = (1, 2)  # 1: no configuration digest
 CHECKPOINTS_ENV = "ROUTECLI_CHECKPOINTS"
 
 
@@ -58,17 +65,25 @@ def tensor_digest(state: dict[str, torch.Tensor]) -> str:
     return digest.hexdigest()
 
 
+def config_digest(config: dict[str, Any]) -> str:
+    """SHA-256 of a configuration's JSON (sorted keys)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def policy_checkpoint(kind: str, config: dict[str, Any], state: dict[str, torch.Tensor],
                       meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """The shippable form: float32 CPU weights, the architecture, how it was trained."""
     weights = {k: v.detach().float().cpu().clone() for k, v in state.items()}
     return {"format": FORMAT, "kind": kind, "config": dict(config), "model": weights,
-            "meta": dict(meta or {}), "sha256": tensor_digest(weights)}
+            "meta": dict(meta or {}), "sha256": tensor_digest(weights),
+            "config_sha256": config_digest(config)}
 
 
 def save(checkpoint: dict[str, Any], path: str | Path) -> Path:
-    """Write a checkpoint atomically (its ``sha256`` is (re)computed from ``model``)."""
-    data = {**checkpoint, "format": FORMAT, "sha256": tensor_digest(checkpoint["model"])}
+    """Write a checkpoint atomically (its digests are (re)computed from ``model`` and
+    ``config``)."""
+    data = {**checkpoint, "format": FORMAT, "sha256": tensor_digest(checkpoint["model"]),
+            "config_sha256": config_digest(checkpoint["config"])}
     return atomic_write(path, lambda handle: torch.save(data, handle))
 
 
@@ -78,7 +93,7 @@ _REFUSED = re.compile(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n\s*\n|$)", re.DOT
 
 def load(path: str | Path, kind: str | None = None,
          device: str | torch.device = "cpu") -> dict[str, Any]:
-    """Read and check a checkpoint: the format, the ``kind`` when given, the tensor digest.
+    """Read and check a checkpoint: the format, the ``kind`` when given, the digests.
 
     Every failure (missing, empty, truncated, not a checkpoint, unsafe pickle, damaged
     weights, another model's file) is one :class:`CheckpointError` line.
@@ -100,9 +115,10 @@ def load(path: str | Path, kind: str | None = None,
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict) \
             or not isinstance(data.get("config"), dict):
         raise CheckpointError(f"{path}: not a routecli checkpoint (needs config and model)")
-    if data.get("format") != FORMAT or "kind" not in data:
+    if data.get("format") not in READABLE_FORMATS or "kind" not in data:
         raise CheckpointError(f"{path}: checkpoint format {data.get('format')!r} is not "
-                              f"routecli's format {FORMAT}")
+                              f"one of routecli's formats "
+                              f"({', '.join(map(str, READABLE_FORMATS))})")
     if kind is not None and data["kind"] != kind:
         raise CheckpointError(f"{path}: a {data['kind']} checkpoint, not a {kind} one")
     if not all(isinstance(k, str) and isinstance(v, torch.Tensor)
@@ -110,6 +126,9 @@ def load(path: str | Path, kind: str | None = None,
         raise CheckpointError(f"{path}: the model weights hold a value that is not a tensor")
     if tensor_digest(data["model"]) != data.get("sha256"):
         raise CheckpointError(f"{path}: the weights do not match their SHA-256 "
+                              "(damaged or edited file)")
+    if data["format"] >= 2 and config_digest(data["config"]) != data.get("config_sha256"):
+        raise CheckpointError(f"{path}: the configuration does not match its SHA-256 "
                               "(damaged or edited file)")
     return data
 

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from routecli.miloop.model import MiLoop, MiLoopConfig, load_policy, to_checkpoint
-from routecli.train.checkpoint import CheckpointError, load, save, shipped, tensor_digest
+from routecli.train.checkpoint import CheckpointError, config_digest, load, save, shipped, tensor_digest
 
 
 def small_model() -> MiLoop:
@@ -21,8 +21,9 @@ def test_policy_round_trip_weights_only(tmp_path):
                               strict=True):
         assert torch.equal(a, b), k
     data = load(path, "miloop")
-    assert data["meta"] == {"note": "x"} and data["kind"] == "miloop" and data["format"] == 1
+    assert data["meta"] == {"note": "x"} and data["kind"] == "miloop" and data["format"] == 2
     assert data["sha256"] == tensor_digest(model.state_dict())
+    assert data["config_sha256"] == config_digest(data["config"])
     torch.load(path, weights_only=True)  # plain tensors and primitives only
 
 
@@ -126,7 +127,8 @@ def test_a_model_dictionary_holding_a_plain_integer_is_refused(tmp_path):
 def test_an_edited_configuration_is_refused_before_the_model_is_built(tmp_path, layers,
                                                                       message):
     data = to_checkpoint(small_model())
-    data["config"]["layers"] = layers  # the digest covers the weights only: it still matches
+    data["config"]["layers"] = layers
+    data["config_sha256"] = config_digest(data["config"])  # crafted: the digests match
     torch.save(data, tmp_path / "p.pt")
     with pytest.raises(CheckpointError, match=message):
         load_policy(tmp_path / "p.pt")
@@ -140,6 +142,32 @@ def test_a_zero_head_count_is_one_line(tmp_path):
 
     data = torch.load(shipped("nds-cvrp.pt"), map_location="cpu", weights_only=True)
     data["config"]["num_heads"] = 0
+    data["config_sha256"] = config_digest(data["config"])  # crafted: the digests match
     torch.save(data, tmp_path / "n.pt")
     with pytest.raises(CheckpointError, match="weights do not fit the NDS architecture"):
         load_nds(tmp_path / "n.pt")
+
+
+def test_an_edit_that_keeps_every_weight_shape_is_refused_by_the_configuration_digest(
+        tmp_path):
+    # fuzz (edited checkpoints): nds-cvrp.pt with num_heads 8 -> 16 fits every weight and
+    # solved, with another model than the one trained
+    from routecli.nds.policy import load_policy as load_nds
+
+    data = torch.load(shipped("nds-cvrp.pt"), map_location="cpu", weights_only=True)
+    data["config"]["num_heads"] *= 2
+    torch.save(data, tmp_path / "n.pt")
+    with pytest.raises(CheckpointError, match="configuration does not match its SHA-256"):
+        load_nds(tmp_path / "n.pt")
+
+
+def test_a_format_1_file_loads_with_its_tensor_digest_checked(tmp_path):
+    data = to_checkpoint(small_model())
+    data["format"] = 1
+    del data["config_sha256"]
+    torch.save(data, tmp_path / "old.pt")
+    assert load_policy(tmp_path / "old.pt").config == small_model().config
+    data["model"]["embed.weight"] += 1
+    torch.save(data, tmp_path / "old.pt")
+    with pytest.raises(CheckpointError, match="weights do not match"):
+        load_policy(tmp_path / "old.pt")
