@@ -125,6 +125,20 @@ def apply_pairwise(order: Tensor, action: Tensor) -> Tensor:
     return torch.where((op == EXCHANGE)[:, None], exchange(order, u, v), out)
 
 
+def best_pairwise(order: Tensor, coords: Tensor, allowed: Tensor) -> Tensor:
+    """The allowed move ``(op, u, v)`` ``[B, 3]`` whose tour is shortest (best improvement;
+    the least worsening one when none improves): the teacher of the imitation warm start.
+    ``allowed`` ``[B, 3, V, V]``. Applies every allowed move of one row at a time, so the
+    memory is ``3 V^2`` tours, not ``B`` times that."""
+    best = []
+    for row in range(order.shape[0]):
+        actions = allowed[row].nonzero()  # [M, 3]
+        tours = apply_pairwise(order[row].expand(len(actions), -1), actions)
+        costs = tour_cost(tours, coords[row].expand(len(actions), -1, -1))
+        best.append(actions[costs.argmin()])
+    return torch.stack(best)
+
+
 def _common(order: Tensor, is_customer: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Shared pieces of the pairwise masks: position, ``v != succ(u)`` for 2-opt,
     ``u`` customer and ``v`` not ``u`` nor ``pred(u)`` for relocate, both customers and ``u < v``

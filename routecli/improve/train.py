@@ -15,6 +15,10 @@ with ``rho_t = pi(a_t | s_t) / pi_old(a_t | s_t)``; ``L_V`` is the squared error
 the first update and the clipped value loss afterwards. The first update reuses the sampling
 pass; later ones re-score the stored actions. Actor and critic have their own learning rates,
 gradient norms are clipped per group, and both learning rates decay by ``lr_decay`` per epoch.
+
+The first ``imitation`` epochs (0 in the papers' recipes) replace PPO by a warm start that is
+the same for every encoding: after each segment the actor takes one step towards the best
+improving move of every state the policy visited (:func:`imitation_segment`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from torch import Tensor, nn
 from routecli import generate
 from routecli.improve.env import Env, Instances, Observation, initial_orders, make_instances
 from routecli.improve.model import Decision
-from routecli.improve.moves import OPERATORS
+from routecli.improve.moves import OPERATORS, best_pairwise
 from routecli.nn.device import generator as seeded_generator
 from routecli.nn.device import gpu_autocast
 from routecli.problems.geometry import augment8
@@ -68,6 +72,7 @@ class PPOConfig:
     lr_decay: float = 0.985
     max_grad_norm: float = 0.04
     curriculum: int = 50
+    imitation: int = 0  # first epochs: imitate best improvement instead of PPO (not DACT's)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -178,6 +183,35 @@ def ppo_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
     return stats
 
 
+def imitation_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
+                      optimizer: torch.optim.Optimizer,
+                      generator: torch.Generator) -> dict[str, float]:
+    """Take ``steps`` sampled moves in ``env`` and update once on the cross-entropy of the best
+    improving move (:func:`routecli.improve.moves.best_pairwise`) in each state visited.
+
+    The states are the policy's own (DAgger: the teacher labels where the learner goes, so it
+    learns to recover from its mistakes); the critic is left to PPO."""
+    autocast = gpu_autocast(env.order.device)
+    log_probs, agree = [], []
+    for _ in range(steps):
+        obs = env.observe()
+        assert obs.allowed is not None  # pairwise actions
+        teacher = best_pairwise(env.order, env.data.coords, obs.allowed)
+        with autocast:
+            log_probs.append(model(obs, action=teacher).log_prob.float())
+            with torch.no_grad():
+                sampled = model(obs, generator=generator).action
+        agree.append((sampled == teacher).all(1).float().mean())
+        env.step(sampled)
+    loss = -torch.stack(log_probs).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    for group in optimizer.param_groups:
+        nn.utils.clip_grad_norm_(group["params"], cfg.max_grad_norm)
+    optimizer.step()
+    return {"imitation_loss": loss.item(), "teacher_agreement": torch.stack(agree).mean().item()}
+
+
 # --------------------------------------------------------------------------------------------
 # rollouts, training, evaluation
 
@@ -208,6 +242,8 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
     ``schedule`` and ``generator`` states; tensors and numbers only) and returns whether to go
     on; passing that state back as ``resume`` (with the model's weights of that moment)
     continues exactly where it stopped, as if never interrupted."""
+    if cfg.imitation and model.kind != "pairwise":
+        raise ValueError("the imitation warm start teaches pairwise moves (DACT), not N2S's")
     generator = seeded_generator(device, seed)
     optimizer = make_optimizer(model, cfg)
     schedule = torch.optim.lr_scheduler.ExponentialLR(optimizer, cfg.lr_decay)
@@ -231,9 +267,10 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
             model.train(True)
             initial = float(env.cost.mean())
             stats: dict[str, float] = {}
+            segment = imitation_segment if epoch < cfg.imitation else ppo_segment
             for t in range(0, cfg.t_train, cfg.n_step):
-                stats = ppo_segment(model, env, min(cfg.n_step, cfg.t_train - t), cfg, optimizer,
-                                    generator)
+                stats = segment(model, env, min(cfg.n_step, cfg.t_train - t), cfg, optimizer,
+                                generator)
             if log is not None:
                 log({"epoch": epoch, "batch": b, "initial": initial,
                      "best": float(env.best.mean()), "seconds": time.perf_counter() - started,

@@ -96,3 +96,29 @@ def test_pair_reinsertion_mask_allows_exactly_the_feasible_reinsertions():
                     pos = moves.positions(after[k : k + 1])[0]
                     assert pos[r + 1] == pos[i] + 1
                     assert pos[r + 1 + n] == pos[r + 1 if i == j else j] + 1
+
+
+def test_the_best_pairwise_move_is_the_shortest_allowed_tour():
+    """The imitation teacher: allowed, and no allowed move gives a shorter tour; repeated, it
+    is a descent that only stops improving at a local optimum."""
+    data, _ = instances("cvrp", 12, 3, seed=4)
+    orders = initial_orders(data, torch.Generator().manual_seed(2))
+    mask = feasible(data, orders)
+    best = moves.best_pairwise(orders, data.coords, mask)
+    actions = all_pairwise_actions(data.slots)
+    for b in range(data.size):
+        op, u, v = best[b].tolist()
+        assert mask[b, op, u, v]
+        allowed = actions[mask[b].flatten()]
+        costs = moves.tour_cost(moves.apply_pairwise(orders[b].expand(len(allowed), -1), allowed),
+                                data.coords[b].expand(len(allowed), -1, -1))
+        chosen = moves.tour_cost(moves.apply_pairwise(orders[b:b + 1], best[b:b + 1]),
+                                 data.coords[b:b + 1])
+        assert chosen.item() == pytest.approx(costs.min().item())
+    cost = moves.tour_cost(orders, data.coords)
+    for _ in range(5):
+        orders = moves.apply_pairwise(orders, moves.best_pairwise(
+            orders, data.coords, feasible(data, orders)))
+        after = moves.tour_cost(orders, data.coords)
+        assert (after < cost).all()  # far from a local optimum after a random start
+        cost = after

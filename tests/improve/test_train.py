@@ -9,12 +9,14 @@ import pytest
 import torch
 
 from routecli.generate import batch_instances
-from routecli.improve.env import make_instances, to_solution
+from routecli.improve.env import Env, initial_orders, make_instances, to_solution
 from routecli.improve.model import DACT, DACTConfig
 from routecli.improve.train import (
     PPOConfig,
     evaluate,
     generate_instances,
+    imitation_segment,
+    make_optimizer,
     n_step_returns,
     ppo_losses,
     problem_nodes,
@@ -75,6 +77,34 @@ def test_a_tiny_training_run_updates_the_policy_and_the_critic():
     assert any(n.startswith("critic.") for n in changed)
     assert any(n.startswith("decoder.") for n in changed)
     assert not model.training
+
+
+def test_imitation_moves_the_policy_towards_best_improvement():
+    """Repeated imitation updates on one batch raise the policy's probability of the teacher's
+    move (cross-entropy falls) and leave the critic alone."""
+    torch.manual_seed(0)
+    model = DACT(DACTConfig(**SMALL))
+    critic = {n: p.detach().clone() for n, p in model.named_parameters() if n.startswith("critic.")}
+    cfg = PPOConfig(lr_actor=3e-3, max_grad_norm=1.0)
+    optimizer = make_optimizer(model, cfg)
+    data = make_instances("cvrp", generate_instances("cvrp", 10, 4, 0))
+    order = initial_orders(data, torch.Generator().manual_seed(0))
+    losses = []
+    for _ in range(25):
+        env = Env(data, order.clone())
+        losses.append(imitation_segment(model, env, 2, cfg, optimizer,
+                                        torch.Generator().manual_seed(1))["imitation_loss"])
+    assert max(losses[-5:]) < 0.75 * losses[0], losses
+    assert all(torch.equal(p, critic[n]) for n, p in model.named_parameters() if n in critic)
+
+
+def test_an_imitation_warm_start_then_ppo_runs():
+    model = DACT(DACTConfig(**SMALL))
+    logs: list[dict] = []
+    cfg = PPOConfig(epochs=2, batches=1, batch_size=4, t_train=4, n_step=2, curriculum=0,
+                    imitation=1)
+    train(model, "cvrp", 10, cfg, seed=0, log=logs.append)
+    assert "teacher_agreement" in logs[0] and "policy_loss" in logs[1]
 
 
 @pytest.mark.parametrize(("problem", "size"), [("cvrp", 10), ("vrptw", 8), ("pdtsp", 11)])
