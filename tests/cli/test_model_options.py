@@ -91,6 +91,15 @@ def test_a_huge_candidate_count_is_one_line_and_a_large_one_decodes_all_nodes(da
     assert json.loads(capsys.readouterr().out)["cost"] == full["cost"]
 
 
+def test_precision_is_a_miloop_option_recorded_in_the_result(data_dir, capsys):
+    tsp = str(data_dir / "tiny.tsp")
+    assert main(["solve", tsp, "-m", "miloop", "--precision", "bf16", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["feasible"] and result["settings"]["precision"] == "bf16"
+    assert main(["solve", tsp, "-m", "nn", "--precision", "bf16"]) == 2
+    assert "--precision does not apply to model 'nn'" in one_error(capsys)
+
+
 def test_no_improvement_stops_a_search_deterministically(data_dir, capsys):
     argv = ["solve", str(data_dir / "tiny.vrp"), "-m", "hgs", "--no-improvement", "30", "--json"]
     assert main(argv) == 0
