@@ -26,7 +26,9 @@ from pathlib import Path
 
 import torch
 
-from routecli.improve import compare, curve
+from routecli.improve import curve
+from routecli.improve.paper import expand_pes
+from routecli.improve.protocol import make_protocol
 from routecli.store import git_commit
 
 
@@ -65,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--val-every and --seeds must be >= 1")
     torch.set_num_threads(args.threads)
     protocol = curve.validation_protocol(
-        compare.make_protocol(args.problem, args.size, args.backbone, args.budget,
+        make_protocol(args.problem, args.size, args.backbone, args.budget,
                               augment=args.augment), args.val_size)
-    plan = curve.CurvePlan(protocol, tuple(compare.expand_pes(args.pe, args.problem)),
+    plan = curve.CurvePlan(protocol, tuple(expand_pes(args.pe, args.problem)),
                            tuple(range(args.seeds)), args.val_every)
     done = curve.run_curves(plan, args.out, args.cpu_minutes, device=args.device,
                             commit=git_commit())

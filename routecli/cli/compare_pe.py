@@ -1,5 +1,5 @@
 """``routecli compare-pe``: the PE paper's controlled comparison (Table 4, ablations Tables
-10-12, N2S vs HA-N2S Table 6) as one resumable command (:mod:`routecli.improve.compare`).
+10-12, N2S vs HA-N2S Table 6) as one resumable command (:mod:`routecli.improve.pairs`).
 Register with ``app.command("compare-pe")(compare_pe)``."""
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ def compare_pe(
     import torch
 
     from routecli.cli.common import console
-    from routecli.improve import compare
+    from routecli.improve.pairs import run, slug
+    from routecli.improve.paper import expand_pes
+    from routecli.improve.protocol import make_protocol
+    from routecli.improve.summary import report
     from routecli.resources import resolve_device
 
     where = resolve_device(device)
@@ -67,20 +70,20 @@ def compare_pe(
                           "every registry encoding in probe); use --pe table4", markup=False)
         pe = TABLE4
     torch.set_num_threads(threads)
-    protocol = compare.make_protocol(problem, size, backbone, budget, test_size, images)
-    pes = compare.expand_pes(pe, problem)
+    protocol = make_protocol(problem, size, backbone, budget, test_size, images)
+    pes = expand_pes(pe, problem)
     if runs < 1:
         raise typer.BadParameter("must be >= 1", param_hint="--runs")
     folder = out or Path("runs/compare-pe") / f"{problem}{size}-{backbone}-{budget.split(':')[0]}"
     if not summary_only:
-        compare.run(protocol, pes, list(range(runs)), folder,
-                    log=lambda line: console.print(line, markup=False), device=where)
+        run(protocol, pes, list(range(runs)), folder,
+            log=lambda line: console.print(line, markup=False), device=where)
     if not (folder / "rows.csv").is_file():
         raise typer.BadParameter(f"{folder} has no rows yet", param_hint="--out")
     command = (f"routecli compare-pe --problem {problem} --size {size} --pe {pe} --runs {runs} "
                f"--budget {budget} --backbone {backbone} --test-size {test_size} --images "
                f"{images} --out {folder}")
-    stem = "summary" if pe == TABLE4 else f"summary-{compare.slug(pe)}"
-    text = compare.report(protocol, folder, pes, command, stem)
+    stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"
+    text = report(protocol, folder, pes, command, stem)
     console.print(text, markup=False)
     console.print(f"wrote {folder / (stem + '.md')} and {folder / (stem + '.png')}")

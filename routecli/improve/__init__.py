@@ -7,5 +7,11 @@
 - :mod:`routecli.improve.n2s`: N2S for PDTSP (synthesis attention, removal and reinsertion
   decoders), any PE.
 - :mod:`routecli.improve.train`: PPO with n-step returns (DACT/N2S), rollouts and evaluation.
-- :mod:`routecli.improve.compare`: the controlled comparison behind ``routecli compare-pe``.
+- The controlled comparison behind ``routecli compare-pe``: :mod:`routecli.improve.paper` (the
+  PE lists of the paper's tables, the paper's values), :mod:`routecli.improve.protocol` (budgets,
+  the protocol, the backbone it builds), :mod:`routecli.improve.pairs` (running the (PE, seed)
+  pairs of a resumable run folder), :mod:`routecli.improve.lock` (the per-pair lock that lets
+  processes share a folder), :mod:`routecli.improve.summary` (statistics, Markdown, plot).
+- :mod:`routecli.improve.curve`: learning curves under the comparison's protocol.
+- :mod:`routecli.improve.solver`: the ``dact`` model of ``routecli solve``/``bench``.
 """

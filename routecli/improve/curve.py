@@ -1,7 +1,7 @@
 """Learning curves of the controlled PE comparison: the validation gap of every (PE, seed) against
 training epochs and CPU-seconds, so a budget is chosen where training has converged.
 
-Every (PE, seed) trains with the comparison's own protocol (:mod:`routecli.improve.compare`:
+Every (PE, seed) trains with the comparison's own protocol (:mod:`routecli.improve.protocol`:
 same backbone, schedule, seeded data) and is evaluated every ``val_every`` epochs on a
 validation set drawn with another seed than the comparison's test set, so choosing a budget here
 does not look at the test instances. After each evaluation the weights and the whole training
@@ -23,12 +23,14 @@ from typing import Any
 import numpy as np
 
 from routecli.atomic import append_csv_rows
-from routecli.improve import compare
-from routecli.improve.compare import Device, Protocol
+from routecli.improve.lock import claimed
+from routecli.improve.pairs import evaluate_row, prepare, read_rows, slug
+from routecli.improve.protocol import Device, Protocol, build, load, model_checkpoint
+from routecli.improve.summary import fmt
 from routecli.improve.train import train
 from routecli.train import checkpoint as ckpt
 
-VALIDATION_SEED = 2_000_003  # not the comparison's test seed (compare.Protocol.test_seed)
+VALIDATION_SEED = 2_000_003  # not the comparison's test seed (Protocol.test_seed)
 CURVE_FIELDS = ["pe", "seed", "epoch", "instances", "train_cpu_s", "val_obj", "val_gap_pct",
                 "eval_seconds", "commit"]
 
@@ -39,11 +41,11 @@ def validation_protocol(protocol: Protocol, val_size: int) -> Protocol:
 
 
 def state_path(out: Path, pe: str, seed: int) -> Path:
-    return out / "state" / f"{compare.slug(pe)}-s{seed}.pt"
+    return out / "state" / f"{slug(pe)}-s{seed}.pt"
 
 
 def read_curve(out: Path) -> list[dict[str, str]]:
-    return compare.read_rows(out / "curve.csv")
+    return read_rows(out / "curve.csv")
 
 
 def epochs_done(out: Path, pe: str, seed: int) -> int:
@@ -64,9 +66,9 @@ def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
     if path.is_file():
         data = ckpt.load(path)
         resume, cpu_before = data["train_state"], float(data["train_state"]["cpu_seconds"])
-        model = compare.load(protocol, path, device)
+        model = load(protocol, path, device)
     else:
-        model = compare.build(protocol, pe, seed, device)
+        model = build(protocol, pe, seed, device)
     schedule = protocol.schedule
     target = min(schedule.epochs, int(resume["epoch"] if resume else 0) + val_every)
     started = time.process_time()
@@ -75,11 +77,11 @@ def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
         if state["epoch"] < target:
             return True
         cpu = cpu_before + time.process_time() - started
-        _, row = compare.evaluate_row(protocol, model, pe, seed, validation, reference, cpu,
+        _, row = evaluate_row(protocol, model, pe, seed, validation, reference, cpu,
                                       device)
         state = {**state, "cpu_seconds": cpu}
         meta = {"pe": pe, "seed": seed, "protocol": asdict(protocol)}
-        ckpt.save({**compare.model_checkpoint(model, meta), "train_state": state}, path)
+        ckpt.save({**model_checkpoint(model, meta), "train_state": state}, path)
         append_csv_rows(out / "curve.csv", CURVE_FIELDS, [{
             "pe": pe, "seed": seed, "epoch": state["epoch"],
             "instances": state["epoch"] * schedule.batches * schedule.batch_size,
@@ -112,7 +114,7 @@ def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
     trained the schedule's epochs or ``cpu_minutes`` of this process are spent (checked
     between chunks). Pairs another process holds (its lock) are left to it. Returns whether
     every curve is complete."""
-    validation, reference = compare.prepare(plan.protocol, out, progress)
+    validation, reference = prepare(plan.protocol, out, progress)
     total = plan.protocol.schedule.epochs
     started = time.process_time()
     skipped: set[tuple[str, int]] = set()
@@ -125,7 +127,7 @@ def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
         if not todo:
             return all(epochs_done(out, p, s) >= total for p in plan.pes for s in plan.seeds)
         _, _, pe, seed = todo[0]
-        with compare.claimed(state_path(out, pe, seed).with_suffix(".lock")) as mine:
+        with claimed(state_path(out, pe, seed).with_suffix(".lock")) as mine:
             if not mine:
                 skipped.add((pe, seed))
                 continue
@@ -155,7 +157,7 @@ def curve_markdown(out: Path, title: str) -> str:
         for epoch, gaps in sorted(epochs.items()):
             sd = float(np.std(gaps, ddof=1)) if len(gaps) > 1 else float("nan")
             lines.append(f"| {pe} | {epoch} | {len(gaps)} | {np.mean(gaps):.2f} | "
-                         f"{compare.fmt(sd)} | {np.mean(cpu[(pe, epoch)]):.1f} |")
+                         f"{fmt(sd)} | {np.mean(cpu[(pe, epoch)]):.1f} |")
     return "\n".join(lines) + "\n"
 
 

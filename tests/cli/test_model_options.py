@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from routecli.cli.app import main
+from routecli.improve.model import DACT, DACTConfig, to_checkpoint
 from routecli.resources import cores
+from routecli.solvers import REGISTRY
+from routecli.train.checkpoint import save
 
 RESOURCES = ["--threads", "1", "--device", "cpu", "--seed", "7"]
 
@@ -20,14 +24,21 @@ def one_error(capsys) -> str:
     return err
 
 
-@pytest.mark.parametrize("model, instance, limit", [
+CASES = [  # every model of the registry, with --time-limit (dact: below, it needs weights)
     ("nn", "tiny.vrp", ["--time-limit", "1"]),
     ("hgs", "tiny.vrp", ["--time-limit", "1", "--iterations", "20"]),
     ("sisr", "tiny.vrp", ["--time-limit", "1", "--iterations", "20"]),
     ("nds", "tiny.vrp", ["--time-limit", "5", "--iterations", "2"]),
     ("miloop", "tiny.tsp", ["--time-limit", "5"]),
     ("exact", "tiny.kp", ["--time-limit", "5"]),
-])
+]
+
+
+def test_the_resource_cases_cover_every_model():
+    assert {model for model, _, _ in CASES} | {"dact"} == set(REGISTRY)
+
+
+@pytest.mark.parametrize("model, instance, limit", CASES)
 def test_every_model_takes_the_resource_options(data_dir, capsys, model, instance, limit):
     argv = ["solve", str(data_dir / instance), "-m", model, "--json", *RESOURCES, *limit]
     assert main(argv) == 0, capsys.readouterr().err
@@ -35,9 +46,18 @@ def test_every_model_takes_the_resource_options(data_dir, capsys, model, instanc
     assert row["feasible"] and row["seed"] == 7 and row["model"].startswith(model)
 
 
-def test_dact_takes_them_too_and_asks_only_for_its_checkpoint(data_dir, capsys):
+def test_dact_takes_them_too_and_asks_only_for_its_checkpoint(data_dir, tmp_path, capsys):
     assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "dact", *RESOURCES]) == 2
     assert "needs --checkpoint" in one_error(capsys)
+    torch.manual_seed(0)
+    tiny = {"embed_dim": 16, "num_heads": 4, "num_layers": 1, "ff_dim": 16, "pe_dim": 8}
+    weights = save(to_checkpoint(DACT(DACTConfig(problem="cvrp", pe="ipe_xpe", **tiny))),
+                   tmp_path / "cvrp.pt")
+    argv = ["solve", str(data_dir / "tiny.vrp"), "-m", "dact", "--checkpoint", str(weights),
+            "--json", *RESOURCES, "--time-limit", "5", "--iterations", "5"]
+    assert main(argv) == 0, capsys.readouterr().err
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["feasible"] and row["seed"] == 7 and row["model"].startswith("dact")
 
 
 @pytest.mark.parametrize("model", ["hgs", "sisr", "nn"])

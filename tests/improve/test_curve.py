@@ -9,8 +9,9 @@ import io
 
 import torch
 
-from routecli.improve import compare, curve
+from routecli.improve import curve
 from routecli.improve.model import DACT, DACTConfig
+from routecli.improve.protocol import make_protocol
 from routecli.improve.train import PPOConfig, train
 
 from .test_model import SMALL
@@ -55,8 +56,8 @@ def rows(path) -> list[dict[str, str]]:
 def test_curves_advance_round_robin_stop_on_their_budget_and_resume(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     protocol = curve.validation_protocol(
-        compare.make_protocol("cvrp", 8, "dact", "smoke:epochs=2,eval_steps=5"), val_size=3)
-    assert protocol.test_seed != compare.make_protocol("cvrp", 8, "dact", "smoke").test_seed
+        make_protocol("cvrp", 8, "dact", "smoke:epochs=2,eval_steps=5"), val_size=3)
+    assert protocol.test_seed != make_protocol("cvrp", 8, "dact", "smoke").test_seed
     plan = curve.CurvePlan(protocol, ("nope", "xpe"), (0,), val_every=1)
     out = tmp_path / "curve"
     quiet = {"log": lambda line: None, "progress": False}

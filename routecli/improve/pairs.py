@@ -1,0 +1,173 @@
+"""The running of a controlled comparison's (PE, seed) pairs in one resumable run folder (the
+PE paper's Layer 1, Table 4, ablations Tables 10-12; Layer 3, Table 6).
+
+For every PE and seed: build the backbone with that PE (nothing else differs), train it with
+the same budget on the same seeded instances, improve one fixed test set from the same random
+tours with the same step budget, and record the mean objective and gap to a PyVRP reference
+(the tables' Obj. and Gap % columns). The folder (:func:`prepare`) holds ``protocol.json``, the
+test set (``test.npz``) and its reference costs (``reference.csv``); rows land in ``rows.csv``
+and per-instance costs in ``costs.csv`` as they finish, so a rerun with the same ``--out``
+skips finished (PE, seed) pairs; trained weights stay in ``models/``. ``untrained.csv`` holds
+the control: the reference PE's policy before training.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from routecli.atomic import append_csv_rows, atomic_write_text
+from routecli.baselines.reference import reference_solutions
+from routecli.errors import OptionError
+from routecli.generate import batch_instances, load_batch, save_batch
+from routecli.improve.lock import claimed
+from routecli.improve.protocol import (
+    Device,
+    Model,
+    Protocol,
+    build,
+    load,
+    save_model,
+    versus_pe,
+)
+from routecli.improve.train import evaluate, generate_instances, train
+from routecli.nn.device import to_host
+from routecli.problems import cost
+
+ROW_FIELDS = ["pe", "seed", "obj", "gap_pct", "train_seconds", "eval_seconds", "parameters"]
+
+
+def slug(pe: str) -> str:
+    """``pe`` as a file-name part (``models/<slug>-s<seed>.pt``, ``summary-<slug>.md``)."""
+    return re.sub(r"[^a-z0-9]+", "-", pe.lower()).strip("-")
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    if not path.is_file():
+        return []
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict, np.ndarray]:
+    """``out`` with its protocol, test set and reference costs (created, or checked when
+    resuming). Returns the test batch and the reference cost per test instance."""
+    out.mkdir(parents=True, exist_ok=True)
+    stored = out / "protocol.json"
+    if stored.is_file():
+        previous = json.loads(stored.read_text())
+        if previous != asdict(protocol):
+            raise OptionError(f"{out} holds a run of another protocol ({stored}); use another "
+                              "--out or the same options")
+    else:
+        atomic_write_text(stored, json.dumps(asdict(protocol), indent=1))
+    test_path = out / "test.npz"
+    if test_path.is_file():
+        _, test = load_batch(test_path)
+    else:
+        test = generate_instances(protocol.problem, protocol.size, protocol.test_size,
+                                  protocol.test_seed)
+        save_batch(test_path, protocol.problem, test)
+    ref_path = out / "reference.csv"
+    if ref_path.is_file():
+        reference = np.array([float(r["cost"]) for r in read_rows(ref_path)])
+    else:
+        instances = batch_instances(protocol.problem, test)
+        solutions = reference_solutions(instances, progress=progress)
+        reference = np.array([cost(i, s) for i, s in zip(instances, solutions, strict=True)])
+        text = "instance,cost\n" + "".join(f"{k},{float(c)!r}\n" for k, c in enumerate(reference))
+        atomic_write_text(ref_path, text)
+    return test, reference
+
+
+def evaluate_row(protocol: Protocol, model: Model, pe: str, seed: int, test: dict,
+                 reference: np.ndarray, train_seconds: float,
+                 device: Device = "cpu") -> tuple[np.ndarray, dict[str, Any]]:
+    """Improve the test set with ``model`` (on ``device``) on the protocol's step budget:
+    per-instance costs and the ``rows.csv`` row (mean objective and gap to ``reference``)."""
+    started = time.perf_counter()
+    best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
+                       seed=protocol.test_seed, augment=protocol.augment, device=device)
+    costs = to_host(best).astype(np.float64)
+    row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
+           "gap_pct": float((100.0 * (costs - reference) / reference).mean()),
+           "train_seconds": round(train_seconds, 1),
+           "eval_seconds": round(time.perf_counter() - started, 1),
+           "parameters": sum(p.numel() for p in model.parameters())}
+    return costs, row
+
+
+UNTRAINED_SEED = 0
+
+
+def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.ndarray,
+                       log: Callable[[str], None] = print, device: Device = "cpu") -> None:
+    """The control that says what training bought: the reference PE's policy at its seed-0
+    initial weights, evaluated like every trained one (``untrained.csv``; once per folder)."""
+    path = out / "untrained.csv"
+    if read_rows(path):
+        return
+    pe = versus_pe(protocol)
+    _, row = evaluate_row(protocol, build(protocol, pe, UNTRAINED_SEED, device), pe,
+                          UNTRAINED_SEED, test, reference, train_seconds=0, device=device)
+    append_csv_rows(path, ROW_FIELDS, [row])
+    log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
+
+
+def finished(out: Path) -> set[tuple[str, int]]:
+    return {(r["pe"], int(r["seed"])) for r in read_rows(out / "rows.csv")}
+
+
+def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
+        log: Callable[[str], None] = print, progress: bool = True,
+        device: Device = "cpu") -> None:
+    """Train and evaluate every missing (PE, seed) pair, appending rows as they finish; seed by
+    seed, so an interrupted run has every PE on its first seeds. Pairs that another process
+    on this machine is running in ``out`` (its lock in ``models/``) are left to it."""
+    test, reference = prepare(protocol, out, progress)
+    with claimed(out / "untrained.lock") as mine:
+        if mine:
+            evaluate_untrained(protocol, out, test, reference, log, device)
+    for seed in seeds:
+        for pe in pes:
+            model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
+            with claimed(model_path.with_suffix(".lock")) as mine:
+                if mine and (pe, seed) not in finished(out):
+                    run_pair(protocol, pe, seed, out, model_path, test, reference, log, device)
+
+
+def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path, test: dict,
+             reference: np.ndarray, log: Callable[[str], None], device: Device = "cpu") -> None:
+    """Train one (PE, seed) (or load its weights from ``model_path``), evaluate it and append
+    its rows."""
+    started = time.perf_counter()
+    if model_path.is_file():
+        model = load(protocol, model_path, device)
+        train_seconds = float(json.loads(
+            (model_path.with_suffix(".json")).read_text())["train_seconds"])
+    else:
+        model = build(protocol, pe, seed, device)
+        history: list[dict[str, Any]] = []
+        train(model, protocol.problem, protocol.size, protocol.schedule, seed,
+              log=history.append, device=device)
+        train_seconds = time.perf_counter() - started
+        meta = {"pe": pe, "seed": seed, "train_seconds": train_seconds,
+                "protocol": asdict(protocol)}
+        save_model(model, model_path, meta)
+        atomic_write_text(model_path.with_suffix(".json"),
+                          json.dumps({**meta, "history": history}, indent=1))
+    costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds, device)
+    append_csv_rows(out / "costs.csv", ["pe", "seed", "instance", "cost"],
+                    [{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
+                     for k, c in enumerate(costs)])
+    append_csv_rows(out / "rows.csv", ROW_FIELDS, [row])
+    log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
+        f"(train {train_seconds:.0f} s, eval {row['eval_seconds']:.0f} s)")

@@ -1,0 +1,114 @@
+"""The PE paper's side of the controlled comparison: which encodings each table compares, and
+the numbers it reports for them.
+
+- The PE lists of the tables (:func:`pe_list`, :func:`expand_pes`): Table 4 (the fourteen
+  encodings of Layer 1), Table 10 (IPE and XPE ablation), Table 11 (per-route XPE aggregates),
+  Table 12 (direction-aware vs direction-invariant IPE+XPE) and Table 6 (N2S's own PE vs
+  IPE+XPE, Layer 3). The IPE variant follows Section 5.2 (:func:`ours`): the
+  direction-invariant one for the reversal-symmetric CVRP, the direction-aware one otherwise.
+- The paper's values (Obj., Gap %) keyed by our PE spec (:data:`PAPER_TABLE4`, covering Tables
+  4 and 10-12 at CVRP-100, VRPTW-100 and PDTSP-51; :data:`PAPER_TABLE6` at PDTSP-21/51/101) and
+  the references they are gaps to (:func:`paper_value`, :func:`paper_reference`).
+"""
+
+from __future__ import annotations
+
+from routecli.errors import OptionError
+from routecli.improve.model import parse_pe
+from routecli.pe.registry import PE_REGISTRY
+
+AGGREGATES = ("mean", "circular", "demand", "median", "midpoint")  # Table 11's rows
+
+
+def ours(problem: str) -> tuple[str, str]:
+    """The IPE and IPE+XPE registry names the paper uses for ``problem``."""
+    return ("ipe_inv", "ipe_inv_xpe") if problem == "cvrp" else ("ipe", "ipe_xpe")
+
+
+def pe_list(name: str, problem: str) -> list[str]:
+    """A named PE list: ``table4`` (= ``all``), ``table10``, ``table11``, ``table12``,
+    ``table6`` (N2S's own PE vs IPE+XPE)."""
+    ipe, full = ours(problem)
+    lists = {
+        "table4": ["nope", "ape", "sin", "rope", "rpe", "alibi", "lap", "rwse", "spd", "dact",
+                   "cycleformer", ipe, "xpe", full],
+        "table10": ["nope", ipe, f"{ipe}_index", "xpe", full],
+        "table11": [f"{full}:xpe_aggregate={a}" for a in AGGREGATES] + [full],
+        "table12": ["ipe_xpe", "ipe_inv_xpe"],
+        "table6": ["n2s", "ipe_xpe"],
+    }
+    lists["all"] = lists["table4"]
+    if name not in lists:
+        raise KeyError(name)
+    return lists[name]
+
+
+def expand_pes(spec: str, problem: str) -> list[str]:
+    """``all``, a table name or a comma list of PE specs and table names, in order, unique."""
+    out: list[str] = []
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        try:
+            names = pe_list(item.lower(), problem)
+        except KeyError:
+            try:
+                parse_pe(item)
+            except (KeyError, ValueError) as err:
+                raise OptionError(f"--pe {item!r}: {err}; use all, table4, table10, table11, "
+                                  f"table12, table6 or names from {', '.join(PE_REGISTRY)}, "
+                                  "n2s") from None
+            names = [item]
+        out += [n for n in names if n not in out]
+    if not out:
+        raise OptionError("--pe names no encoding")
+    return out
+
+
+# The paper's numbers (Obj., Gap %) at CVRP-100, VRPTW-100, PDTSP-51 (Tables 4, 10-12) and
+# PDTSP-21/51/101 (Table 6), keyed by our PE spec.
+PAPER_TABLE4 = {
+    "nope": {"cvrp": (17.42, 11.81), "vrptw": (29.99, 17.96), "pdtsp": (7.95, 15.86)},
+    "ape": {"cvrp": (16.34, 4.88), "vrptw": (27.05, 6.40), "pdtsp": (7.20, 4.93)},
+    "sin": {"cvrp": (16.45, 5.58), "vrptw": (27.34, 7.54), "pdtsp": (7.27, 5.95)},
+    "rope": {"cvrp": (16.42, 5.39), "vrptw": (27.22, 7.07), "pdtsp": (7.24, 5.51)},
+    "rpe": {"cvrp": (16.30, 4.62), "vrptw": (27.00, 6.20), "pdtsp": (7.18, 4.63)},
+    "alibi": {"cvrp": (16.40, 5.26), "vrptw": (27.30, 7.39), "pdtsp": (7.26, 5.80)},
+    "lap": {"cvrp": (15.91, 2.12), "vrptw": (26.55, 4.43), "pdtsp": (7.07, 3.06)},
+    "rwse": {"cvrp": (16.06, 3.08), "vrptw": (26.79, 5.38), "pdtsp": (7.13, 3.94)},
+    "spd": {"cvrp": (15.86, 1.80), "vrptw": (26.41, 3.88), "pdtsp": (7.05, 2.74)},
+    "dact": {"cvrp": (15.95, 2.37), "vrptw": (26.58, 4.55), "pdtsp": (7.05, 2.84)},
+    "cycleformer": {"cvrp": (15.94, 2.31), "vrptw": (26.55, 4.43), "pdtsp": (7.05, 2.74)},
+    "ipe": {"vrptw": (26.32, 3.53), "pdtsp": (7.01, 2.16)},
+    "ipe_inv": {"cvrp": (15.81, 1.48)},
+    "xpe": {"cvrp": (15.84, 1.67), "vrptw": (26.27, 3.33), "pdtsp": (7.02, 2.30)},
+    "ipe_xpe": {"cvrp": (15.78, 1.28), "vrptw": (26.18, 2.97), "pdtsp": (6.99, 1.87)},
+    "ipe_inv_xpe": {"cvrp": (15.76, 1.16), "vrptw": (26.45, 4.04), "pdtsp": (7.12, 3.71)},
+    "ipe_inv_index": {"cvrp": (16.18, 3.85)},
+    **{f"ipe_inv_xpe:xpe_aggregate={a}": {"cvrp": v} for a, v in zip(
+        AGGREGATES, [(15.83, 1.61), (15.82, 1.54), (15.83, 1.61), (15.84, 1.67), (15.85, 1.73)],
+        strict=True)},
+    **{f"ipe_xpe:xpe_aggregate={a}": {"vrptw": v} for a, v in zip(
+        AGGREGATES, [(26.30, 3.46), (26.27, 3.34), (26.31, 3.50), (26.32, 3.54), (26.34, 3.62)],
+        strict=True)},
+}
+# Table 4's reference objectives: HGS on CVRP-100 and VRPTW-100, LKH on PDTSP-51
+PAPER_REFERENCE = {"cvrp": 15.58, "vrptw": 25.42, "pdtsp": 6.87}
+PAPER_TABLE6_REFERENCE = {21: 4.563, 51: 6.862, 101: 9.428}  # LKH (10k), Table 6
+PAPER_TABLE6 = {  # PDTSP-size: (Obj., Gap %) with 3k steps; the reference is LKH (10k)
+    "n2s": {21: (4.565, 0.05), 51: (7.027, 2.40), 101: (9.846, 4.44)},
+    "ipe_xpe": {21: (4.564, 0.03), 51: (6.997, 1.96), 101: (9.701, 2.89)},
+}
+
+
+def paper_value(pe: str, problem: str, backbone: str, size: int) -> tuple[float, float] | None:
+    """The paper's (Obj., Gap %) for ``pe``: Table 6 for the N2S backbone (per PDTSP size),
+    else Table 4 and its ablations (per problem); ``None`` where the paper has none."""
+    if backbone == "n2s":
+        return PAPER_TABLE6.get(pe, {}).get(size)
+    return PAPER_TABLE4.get(pe, {}).get(problem)
+
+
+def paper_reference(problem: str, backbone: str, size: int) -> float | None:
+    """The paper's reference objective for the table this protocol reproduces."""
+    if backbone == "n2s":
+        return PAPER_TABLE6_REFERENCE.get(size)
+    return PAPER_REFERENCE.get(problem)

@@ -1,0 +1,38 @@
+"""``routecli compare-pe``: an end-to-end run that resumes, its summary, another protocol refused."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from routecli.cli.app import main
+
+
+@pytest.mark.slow
+def test_compare_pe_runs_end_to_end_and_resumes(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    args = ["compare-pe", "--problem", "cvrp", "--size", "8", "--pe", "nope,ipe_inv_xpe",
+            "--seeds", "2", "--budget", "smoke:eval_steps=5", "--test-size", "4",
+            "--out", str(out)]
+    assert main(args) == 0
+    with open(out / "rows.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(r["pe"], r["seed"]) for r in rows} == {(p, s) for p in ("nope", "ipe_inv_xpe")
+                                                    for s in ("0", "1")}
+    assert all(float(r["gap_pct"]) >= -1e-6 for r in rows)  # PyVRP is optimal at this size
+    text = (out / "summary-nope-ipe-inv-xpe.md").read_text()
+    assert "| NoPE | 2 |" in text and "paper Gap" in text
+    with open(out / "untrained.csv") as handle:
+        (control,) = list(csv.DictReader(handle))
+    assert (control["pe"], control["seed"], control["train_seconds"]) == ("ipe_inv_xpe", "0", "0")
+    assert "untrained (seed 0)" in text
+    assert (out / "summary-nope-ipe-inv-xpe.png").stat().st_size > 0
+    assert main(args) == 0  # everything done: nothing is retrained, no row is added
+    with open(out / "rows.csv") as handle:
+        assert len(list(csv.DictReader(handle))) == 4
+    with open(out / "untrained.csv") as handle:
+        assert len(list(csv.DictReader(handle))) == 1  # the control is evaluated once
+    other = [*args[:-4], "--test-size", "5", "--out", str(out)]
+    assert main(other) == 2  # another protocol in the same folder is refused

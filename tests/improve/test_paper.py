@@ -1,0 +1,39 @@
+"""The PE lists of the paper's tables and the paper's values (Tables 4, 6, 10-12)."""
+
+from __future__ import annotations
+
+import pytest
+
+from routecli.errors import OptionError
+from routecli.improve.paper import expand_pes, paper_reference, paper_value
+
+
+def test_table_lists_follow_the_paper():
+    table4 = expand_pes("all", "cvrp")
+    assert len(table4) == 14 and table4[0] == "nope" and table4[-1] == "ipe_inv_xpe"
+    assert "ipe_inv" in table4 and "ipe" not in table4
+    assert expand_pes("table4", "pdtsp")[-1] == "ipe_xpe"
+    assert expand_pes("table10", "cvrp") == ["nope", "ipe_inv", "ipe_inv_index", "xpe",
+                                                      "ipe_inv_xpe"]
+    assert len(expand_pes("table11", "cvrp")) == 6
+    assert expand_pes("table12,sin,nope", "cvrp") == ["ipe_xpe", "ipe_inv_xpe", "sin",
+                                                              "nope"]
+    with pytest.raises(OptionError, match="posenc"):
+        expand_pes("posenc", "cvrp")
+
+
+def test_every_listed_pe_has_the_papers_value():
+    for name in ("table4", "table10", "table11", "table12"):
+        for pe in expand_pes(name, "cvrp"):
+            assert paper_value(pe, "cvrp", "dact", 100) is not None, pe
+    for pe in expand_pes("table4", "pdtsp"):
+        assert paper_value(pe, "pdtsp", "dact", 51) is not None, pe
+    assert paper_value("n2s", "pdtsp", "n2s", 21) == (4.565, 0.05)
+
+
+def test_the_paper_reference_is_the_one_of_the_reproduced_table():
+    # Table 6 (N2S) has LKH at each PDTSP size; Table 4 one reference per problem
+    assert paper_reference("pdtsp", "n2s", 21) == 4.563
+    assert paper_reference("pdtsp", "n2s", 101) == 9.428
+    assert paper_reference("pdtsp", "dact", 51) == 6.87
+    assert paper_reference("cvrp", "dact", 20) == 15.58
