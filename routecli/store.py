@@ -1,15 +1,27 @@
 """The one result store: an append-only CSV of keyed rows, each with its provenance.
 
-Every results file of routecli (``routecli bench``, ``routecli compare-pe``, every script under
-``benchmarks/``) is a :class:`ResultStore`: rows keyed by what ran, its settings and the
-instance (its :func:`~routecli.problems.fingerprint.fingerprint` or file), each appended under
-an exclusive file lock and fsync-ed with the git commit, the UTC date and the command line
+The results files that grow as work finishes are :class:`ResultStore` files: ``routecli
+bench``'s ``results.csv`` (:class:`routecli.bench.results.ResultLog`), ``routecli
+compare-pe``'s ``rows.csv`` and ``untrained.csv`` (:mod:`routecli.improve.pairs`), the PE
+learning curves' ``curve.csv`` (:mod:`routecli.improve.curve`) and the row files of the
+scripts under ``benchmarks/`` (``ResultLog`` or ``ResultStore``). Rows are keyed by what
+ran, its settings and the instance (its :func:`~routecli.problems.fingerprint.fingerprint`
+or file), each appended under an exclusive
+file lock and fsync-ed with the git commit, the UTC date and the command line
 (:class:`Provenance`). A rerun skips the keys already there, so a run killed at any point
 resumes without losing or repeating a row (a row torn by the kill is dropped). A file of an
 earlier layout that a store names (``legacy``) reads as it is and is rewritten in the store's
-columns, atomically, at its next row. Long work
-that several processes share (one per core) is divided with :func:`routecli.atomic.claim`, a
-lock the kernel releases when its holder dies, so a crashed run never leaves a stale claim.
+columns, atomically, at its next row. Long work that several processes share (one per core)
+is divided with :func:`routecli.atomic.claim`, a lock the kernel releases when its holder
+dies, so a crashed run never leaves a stale claim: compare-pe's and the learning curves'
+(PE, seed) pairs; ``routecli bench`` gives its folder one writer with the same lock
+(:func:`routecli.atomic.sole_writer`).
+
+Not stores: files written whole at the end of one invocation (``benchmarks/learning_curve.py``,
+``benchmarks/fuzz_inputs.py``), and compare-pe's per-instance ``costs.csv``, whose rows carry
+no provenance of their own (their ``rows.csv`` row has it) and are appended by key
+(PE, seed, instance) with :func:`routecli.atomic.append_csv_rows` (:func:`read_csv` reads
+it without a torn last line).
 """
 
 from __future__ import annotations
