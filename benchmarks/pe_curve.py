@@ -8,12 +8,13 @@
 
 Trains every (PE, seed) with ``compare-pe``'s protocol (``--budget`` as there) and evaluates it
 every ``--val-every`` epochs on a validation set (``--val-size`` instances, another seed than
-the comparison's test set) against PyVRP references (:mod:`routecli.improve.curve`). Resumable:
-the weights and training state of every pair are saved in ``--out/state`` after each evaluation
-(commit the folder to carry a run to the next session); ``--cpu-minutes`` bounds this
-invocation. ``--report STEM`` writes ``STEM.md`` (mean and seed sd per evaluated epoch) and
-``STEM.png`` from the rows in ``--out``. Run one process per free core on the same ``--out``:
-each takes the pairs no other one holds.
+the comparison's test set) against PyVRP references (:mod:`routecli.improve.curve`), one row
+per evaluation in ``--out/curve.csv`` (a :class:`routecli.store.ResultStore`: commit, date and
+command recorded). Resumable: the weights and training state of every pair are saved in
+``--out/state`` after each evaluation (commit the folder to carry a run to the next session);
+``--cpu-minutes`` bounds this invocation. ``--report STEM`` writes ``STEM.md`` (mean and seed
+sd per evaluated epoch) and ``STEM.png`` from the rows in ``--out``. Run one process per free
+core on the same ``--out``: each takes the pairs no other one holds.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import torch
 from routecli.improve import curve
 from routecli.improve.paper import expand_pes
 from routecli.improve.protocol import make_protocol
-from routecli.store import git_commit
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                               augment=args.augment), args.val_size)
     plan = curve.CurvePlan(protocol, tuple(expand_pes(args.pe, args.problem)),
                            tuple(range(args.seeds)), args.val_every)
-    done = curve.run_curves(plan, args.out, args.cpu_minutes, device=args.device,
-                            commit=git_commit())
+    done = curve.run_curves(plan, args.out, args.cpu_minutes, device=args.device)
     print(json.dumps({"complete": done, "protocol": asdict(protocol)}))
     return 0
 

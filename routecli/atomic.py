@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import io
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -60,20 +61,51 @@ def _drop_torn_line(handle: Any) -> None:
     handle.seek(0, os.SEEK_END)
 
 
-def append_csv_rows(path: str | Path, fields: Sequence[str],
-                    rows: Sequence[Mapping[str, Any]]) -> None:
+@contextmanager
+def _locked_for_append(path: str | Path) -> Iterator[Any]:
+    """``path`` opened for appending under an exclusive lock, opened again when another
+    process replaced the file (:func:`append_csv_rows` migrating it) while this one waited."""
+    while True:
+        with open(path, "a+", newline="") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                current = os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+            except FileNotFoundError:
+                current = False
+            if current:
+                yield handle
+                return
+
+
+def _header(handle: Any) -> list[str]:
+    first = os.pread(handle.fileno(), 64 * 1024, 0).split(b"\n", 1)[0]
+    return next(csv.reader([first.decode()]), [])
+
+
+def append_csv_rows(path: str | Path, fields: Sequence[str], rows: Sequence[Mapping[str, Any]],
+                    migrate: Callable[[str], str] | None = None) -> bool:
     """Append rows to a CSV (header first when new), flushed to disk before returning; under an
     exclusive lock, so processes sharing a results file never interleave their rows; a row torn
-    by a killed writer is dropped first."""
-    with open(path, "a+", newline="") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    by a killed writer is dropped first. When the file's header is not ``fields`` and
+    ``migrate`` is given, the file becomes ``migrate(its text)`` with the rows after it, under
+    the same lock and atomically (a reader sees the old file or the new one). Returns whether
+    it migrated."""
+    with _locked_for_append(path) as handle:
         _drop_torn_line(handle)
+        if migrate is not None and handle.tell() > 0 and _header(handle) != list(fields):
+            handle.seek(0)
+            buffer = io.StringIO(newline="")
+            buffer.write(migrate(handle.read()))
+            csv.DictWriter(buffer, fieldnames=list(fields)).writerows(rows)
+            atomic_write_text(path, buffer.getvalue())
+            return True
         writer = csv.DictWriter(handle, fieldnames=list(fields))
         if handle.tell() == 0:
             writer.writeheader()
         writer.writerows(rows)
         handle.flush()
         os.fsync(handle.fileno())
+    return False
 
 
 class LockHeld(Exception):

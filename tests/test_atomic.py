@@ -50,6 +50,31 @@ def _append_many(path, fields, writer):
         append_csv_rows(path, fields, [{"writer": writer, "index": i, "text": "x" * 500}])
 
 
+def _with_writer_column(text: str) -> str:
+    """A file of columns ``index,text`` in the columns ``writer,index,text`` (writer -1)."""
+    lines = text.splitlines()
+    return "writer,index,text\r\n" + "".join(f"-1,{line}\r\n" for line in lines[1:])
+
+
+def _migrate_and_append(path, fields, writer):
+    for i in range(50):
+        append_csv_rows(path, fields, [{"writer": writer, "index": i, "text": "x" * 500}],
+                        migrate=_with_writer_column)
+
+
+def test_a_file_migrated_while_other_processes_append_loses_no_row(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("index,text\r\n0,old\r\n1,torn")  # an earlier layout, its last row torn
+    fields = ["writer", "index", "text"]
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        pool.starmap(_migrate_and_append, [(path, fields, w) for w in range(4)])
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0] == {"writer": "-1", "index": "0", "text": "old"}  # migrated once, first
+    assert sorted((int(r["writer"]), int(r["index"])) for r in rows[1:]) == \
+        [(w, i) for w in range(4) for i in range(50)]  # waiters on the old file reopened it
+
+
 def _hold(path, ready, release) -> None:
     with claim(path) as mine:
         assert mine

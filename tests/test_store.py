@@ -1,8 +1,8 @@
-"""The one result store: keyed rows, resume, torn rows."""
+"""The one result store: keyed rows, resume, torn rows, files of an earlier layout."""
 
 import pytest
 
-from routecli.store import Provenance, ResultStore
+from routecli.store import Provenance, ResultStore, ResultStoreError
 
 
 def test_store_resumes_by_key_and_drops_a_row_torn_by_a_kill(tmp_path):
@@ -20,3 +20,21 @@ def test_store_resumes_by_key_and_drops_a_row_torn_by_a_kill(tmp_path):
                          f"{again.rows[1]['date']},{again.rows[1]['command']},hgs,f2,2.5"]
     with pytest.raises(ValueError, match="lacks"):
         again.add(what="nn")
+
+
+def test_a_file_of_an_earlier_layout_reads_as_it_is_and_is_migrated_at_its_next_row(
+        tmp_path, capsys):
+    path = tmp_path / "r.csv"
+    path.write_text("what,cost,commit\r\nhgs,1.5,abc\r\n")
+    store = ResultStore(path, ["what", "cost"], key=["what"], legacy=[["what", "cost", "commit"]],
+                        provenance=Provenance("def", "d", "c"))
+    assert store.rows == [{"commit": "abc", "date": "", "command": "", "what": "hgs",
+                           "cost": "1.5"}]
+    assert path.read_bytes() == b"what,cost,commit\r\nhgs,1.5,abc\r\n"  # reading writes nothing
+    store.add(what="ortools", cost=2.5)
+    assert "rewrote its 1 rows" in capsys.readouterr().err
+    assert path.read_text().splitlines() == ["commit,date,command,what,cost", "abc,,,hgs,1.5",
+                                             "def,d,c,ortools,2.5"]
+    assert ResultStore(path, ["what", "cost"], key=["what"]).rows == store.rows
+    with pytest.raises(ResultStoreError, match="has the columns"):
+        ResultStore(path, ["what", "cost", "seed"], key=["what"], legacy=[["what", "cost"]])

@@ -10,8 +10,8 @@
 - The controlled comparison behind ``routecli compare-pe``: :mod:`routecli.improve.paper` (the
   PE lists of the paper's tables, the paper's values), :mod:`routecli.improve.protocol` (budgets,
   the protocol, the backbone it builds), :mod:`routecli.improve.pairs` (running the (PE, seed)
-  pairs of a resumable run folder), :mod:`routecli.improve.lock` (the per-pair lock that lets
-  processes share a folder), :mod:`routecli.improve.summary` (statistics, Markdown, plot).
+  pairs of a resumable run folder, shared by processes through per-pair claims),
+  :mod:`routecli.improve.summary` (statistics, Markdown, plot).
 - :mod:`routecli.improve.curve`: learning curves under the comparison's protocol.
 - :mod:`routecli.improve.solver`: the ``dact`` model of ``routecli solve``/``bench``.
 """

@@ -6,10 +6,14 @@ same backbone, schedule, seeded data) and is evaluated every ``val_every`` epoch
 validation set drawn with another seed than the comparison's test set, so choosing a budget here
 does not look at the test instances. After each evaluation the weights and the whole training
 state (optimizer, learning-rate schedule, sampling generator, CPU-seconds so far) are saved in
-``state/``, and the row lands in ``curve.csv``: a run stopped at any point (``cpu_minutes``, a
-killed session, another machine given the folder) resumes at its last evaluation and continues
-exactly as an uninterrupted run would. Pairs advance round-robin, the least-trained first, so
-an interrupted run has every curve at about the same length.
+``state/``, just after the row lands in ``curve.csv``, a :class:`routecli.store.ResultStore`
+keyed by (PE, seed, epoch) with each row's provenance (commit, date, command): a run stopped at
+any point (``cpu_minutes``, a killed session, another machine given the folder) resumes at its
+last saved state and continues exactly as an uninterrupted run would (a row torn by the kill is
+dropped; a row stored before the kill saved its state is not stored twice). Pairs advance
+round-robin, the least-trained first, so an interrupted run has every curve at about the same
+length. Processes on one machine share a folder (one core each): each advances the pairs no
+other one holds (a :func:`routecli.atomic.claim` per pair, ``state/<pe>-s<seed>.lock``).
 """
 
 from __future__ import annotations
@@ -22,17 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from routecli.atomic import append_csv_rows
-from routecli.improve.lock import claimed
-from routecli.improve.pairs import evaluate_row, prepare, read_rows, slug
+from routecli.atomic import claim
+from routecli.improve.pairs import evaluate_row, prepare, slug
 from routecli.improve.protocol import Device, Protocol, build, load, model_checkpoint
 from routecli.improve.summary import fmt
 from routecli.improve.train import train
+from routecli.store import ResultStore
 from routecli.train import checkpoint as ckpt
 
 VALIDATION_SEED = 2_000_003  # not the comparison's test seed (Protocol.test_seed)
 CURVE_FIELDS = ["pe", "seed", "epoch", "instances", "train_cpu_s", "val_obj", "val_gap_pct",
-                "eval_seconds", "commit"]
+                "eval_seconds"]
+# curve.csv before it was a ResultStore: the commit last, no date or command
+CURVE_FIELDS_V1 = [*CURVE_FIELDS, "commit"]
 
 
 def validation_protocol(protocol: Protocol, val_size: int) -> Protocol:
@@ -44,22 +50,30 @@ def state_path(out: Path, pe: str, seed: int) -> Path:
     return out / "state" / f"{slug(pe)}-s{seed}.pt"
 
 
+def curve_store(out: Path) -> ResultStore:
+    """``out/curve.csv``: one row per evaluation of a (PE, seed), keyed by (PE, seed, epoch).
+    A file of the first layout (``CURVE_FIELDS_V1``) reads as it is and is rewritten in the
+    store's columns (date and command empty) at its next row."""
+    return ResultStore(out / "curve.csv", CURVE_FIELDS, ["pe", "seed", "epoch"],
+                       legacy=[CURVE_FIELDS_V1])
+
+
 def read_curve(out: Path) -> list[dict[str, str]]:
-    return read_rows(out / "curve.csv")
+    return curve_store(out).rows
 
 
 def epochs_done(out: Path, pe: str, seed: int) -> int:
-    """Epochs of ``(pe, seed)`` that are saved (the last evaluated one)."""
+    """Epochs of ``(pe, seed)`` that are evaluated (the last row's)."""
     return max((int(r["epoch"]) for r in read_curve(out)
                 if r["pe"] == pe and int(r["seed"]) == seed), default=0)
 
 
 def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
             reference: np.ndarray, val_every: int,
-            log: Callable[[str], None] = print, device: Device = "cpu", commit: str = "") -> int:
+            log: Callable[[str], None] = print, device: Device = "cpu") -> int:
     """Train ``(pe, seed)`` for ``val_every`` more epochs on ``device`` (from its saved state,
-    else from its seeded initial weights), evaluate, save; returns the epochs now done. Rows
-    record ``commit``, the code that made them."""
+    else from its seeded initial weights), evaluate, store the row (unless stored already:
+    a run killed before it saved the state), save; returns the epochs now done."""
     path = state_path(out, pe, seed)
     resume: dict[str, Any] | None = None
     cpu_before = 0.0
@@ -80,13 +94,14 @@ def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
         _, row = evaluate_row(protocol, model, pe, seed, validation, reference, cpu,
                                       device)
         state = {**state, "cpu_seconds": cpu}
+        store = curve_store(out)
+        if not store.done(pe=pe, seed=seed, epoch=state["epoch"]):
+            store.add(pe=pe, seed=seed, epoch=state["epoch"],
+                      instances=state["epoch"] * schedule.batches * schedule.batch_size,
+                      train_cpu_s=round(cpu, 1), val_obj=row["obj"], val_gap_pct=row["gap_pct"],
+                      eval_seconds=row["eval_seconds"])
         meta = {"pe": pe, "seed": seed, "protocol": asdict(protocol)}
         ckpt.save({**model_checkpoint(model, meta), "train_state": state}, path)
-        append_csv_rows(out / "curve.csv", CURVE_FIELDS, [{
-            "pe": pe, "seed": seed, "epoch": state["epoch"],
-            "instances": state["epoch"] * schedule.batches * schedule.batch_size,
-            "train_cpu_s": round(cpu, 1), "val_obj": row["obj"], "val_gap_pct": row["gap_pct"],
-            "eval_seconds": row["eval_seconds"], "commit": commit}])
         log(f"{pe} seed {seed} epoch {state['epoch']}/{schedule.epochs}: validation gap "
             f"{row['gap_pct']:.2f}% ({cpu / 60:.1f} CPU-min of training)")
         return False
@@ -109,10 +124,10 @@ class CurvePlan:
 
 def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
                log: Callable[[str], None] = print, progress: bool = True,
-               device: Device = "cpu", commit: str = "") -> bool:
+               device: Device = "cpu") -> bool:
     """Advance the least-trained unfinished pair by ``val_every`` epochs until every pair has
     trained the schedule's epochs or ``cpu_minutes`` of this process are spent (checked
-    between chunks). Pairs another process holds (its lock) are left to it. Returns whether
+    between chunks). Pairs another process holds (its claim) are left to it. Returns whether
     every curve is complete."""
     validation, reference = prepare(plan.protocol, out, progress)
     total = plan.protocol.schedule.epochs
@@ -127,12 +142,12 @@ def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
         if not todo:
             return all(epochs_done(out, p, s) >= total for p in plan.pes for s in plan.seeds)
         _, _, pe, seed = todo[0]
-        with claimed(state_path(out, pe, seed).with_suffix(".lock")) as mine:
+        with claim(state_path(out, pe, seed).with_suffix(".lock")) as mine:
             if not mine:
                 skipped.add((pe, seed))
                 continue
             advance(plan.protocol, pe, seed, out, validation, reference, plan.val_every, log,
-                    device, commit)
+                    device)
     return False
 
 

@@ -5,15 +5,20 @@ For every PE and seed: build the backbone with that PE (nothing else differs), t
 the same budget on the same seeded instances, improve one fixed test set from the same random
 tours with the same step budget, and record the mean objective and gap to a PyVRP reference
 (the tables' Obj. and Gap % columns). The folder (:func:`prepare`) holds ``protocol.json``, the
-test set (``test.npz``) and its reference costs (``reference.csv``); rows land in ``rows.csv``
-and per-instance costs in ``costs.csv`` as they finish, so a rerun with the same ``--out``
-skips finished (PE, seed) pairs; trained weights stay in ``models/``. ``untrained.csv`` holds
-the control: the reference PE's policy before training.
+test set (``test.npz``) and its reference costs (``reference.csv``). Rows land as they finish
+in ``rows.csv``, a :class:`routecli.store.ResultStore` keyed by (PE, seed) with each row's
+provenance (commit, date, command), and the row's per-instance costs in ``costs.csv`` (keyed
+by PE, seed and instance; the row holds their provenance): a rerun with the same ``--out``
+skips the finished pairs, and a row torn by a kill is dropped. Trained weights stay in
+``models/``. ``untrained.csv``, a store like ``rows.csv``, holds the control: the reference
+PE's policy before training. Processes on one machine share a folder (one core each), each
+taking the pairs no other one holds: a :func:`routecli.atomic.claim` per pair
+(``models/<pe>-s<seed>.lock``, ``untrained.lock``), which the kernel releases when its holder
+dies.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import time
@@ -24,11 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from routecli.atomic import append_csv_rows, atomic_write_text
+from routecli.atomic import append_csv_rows, atomic_write_text, claim
 from routecli.baselines.reference import reference_solutions
 from routecli.errors import OptionError
 from routecli.generate import batch_instances, load_batch, save_batch
-from routecli.improve.lock import claimed
 from routecli.improve.protocol import (
     Device,
     Model,
@@ -41,8 +45,10 @@ from routecli.improve.protocol import (
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
 from routecli.problems import cost
+from routecli.store import ResultStore, read_csv
 
 ROW_FIELDS = ["pe", "seed", "obj", "gap_pct", "train_seconds", "eval_seconds", "parameters"]
+COST_FIELDS = ["pe", "seed", "instance", "cost"]
 
 
 def slug(pe: str) -> str:
@@ -50,11 +56,11 @@ def slug(pe: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", pe.lower()).strip("-")
 
 
-def read_rows(path: Path) -> list[dict[str, str]]:
-    if not path.is_file():
-        return []
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
+def row_store(path: Path) -> ResultStore:
+    """``rows.csv`` or ``untrained.csv``: one row per (PE, seed), with its provenance. A file
+    written before the provenance was recorded (``ROW_FIELDS`` alone) reads as it is and is
+    rewritten with the provenance columns (empty) at its next row."""
+    return ResultStore(path, ROW_FIELDS, ["pe", "seed"], legacy=[ROW_FIELDS])
 
 
 def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict, np.ndarray]:
@@ -78,7 +84,7 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
         save_batch(test_path, protocol.problem, test)
     ref_path = out / "reference.csv"
     if ref_path.is_file():
-        reference = np.array([float(r["cost"]) for r in read_rows(ref_path)])
+        reference = np.array([float(r["cost"]) for r in read_csv(ref_path)])
     else:
         instances = batch_instances(protocol.problem, test)
         solutions = reference_solutions(instances, progress=progress)
@@ -112,18 +118,18 @@ def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.
                        log: Callable[[str], None] = print, device: Device = "cpu") -> None:
     """The control that says what training bought: the reference PE's policy at its seed-0
     initial weights, evaluated like every trained one (``untrained.csv``; once per folder)."""
-    path = out / "untrained.csv"
-    if read_rows(path):
+    store = row_store(out / "untrained.csv")
+    if store.rows:
         return
     pe = versus_pe(protocol)
     _, row = evaluate_row(protocol, build(protocol, pe, UNTRAINED_SEED, device), pe,
                           UNTRAINED_SEED, test, reference, train_seconds=0, device=device)
-    append_csv_rows(path, ROW_FIELDS, [row])
+    store.add(**row)
     log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
 
 
 def finished(out: Path) -> set[tuple[str, int]]:
-    return {(r["pe"], int(r["seed"])) for r in read_rows(out / "rows.csv")}
+    return {(r["pe"], int(r["seed"])) for r in row_store(out / "rows.csv").rows}
 
 
 def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
@@ -131,15 +137,15 @@ def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
         device: Device = "cpu") -> None:
     """Train and evaluate every missing (PE, seed) pair, appending rows as they finish; seed by
     seed, so an interrupted run has every PE on its first seeds. Pairs that another process
-    on this machine is running in ``out`` (its lock in ``models/``) are left to it."""
+    on this machine is running in ``out`` (its claim in ``models/``) are left to it."""
     test, reference = prepare(protocol, out, progress)
-    with claimed(out / "untrained.lock") as mine:
+    with claim(out / "untrained.lock") as mine:
         if mine:
             evaluate_untrained(protocol, out, test, reference, log, device)
     for seed in seeds:
         for pe in pes:
             model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
-            with claimed(model_path.with_suffix(".lock")) as mine:
+            with claim(model_path.with_suffix(".lock")) as mine:
                 if mine and (pe, seed) not in finished(out):
                     run_pair(protocol, pe, seed, out, model_path, test, reference, log, device)
 
@@ -147,7 +153,7 @@ def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
 def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path, test: dict,
              reference: np.ndarray, log: Callable[[str], None], device: Device = "cpu") -> None:
     """Train one (PE, seed) (or load its weights from ``model_path``), evaluate it and append
-    its rows."""
+    its costs (those a run killed before its row did not write) and its row."""
     started = time.perf_counter()
     if model_path.is_file():
         model = load(protocol, model_path, device)
@@ -165,9 +171,12 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path
         atomic_write_text(model_path.with_suffix(".json"),
                           json.dumps({**meta, "history": history}, indent=1))
     costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds, device)
-    append_csv_rows(out / "costs.csv", ["pe", "seed", "instance", "cost"],
+    costs_path = out / "costs.csv"
+    stored = {r["instance"] for r in read_csv(costs_path)
+              if (r["pe"], r["seed"]) == (pe, str(seed))}
+    append_csv_rows(costs_path, COST_FIELDS,
                     [{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
-                     for k, c in enumerate(costs)])
-    append_csv_rows(out / "rows.csv", ROW_FIELDS, [row])
+                     for k, c in enumerate(costs) if str(k) not in stored])
+    row_store(out / "rows.csv").add(**row)
     log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
         f"(train {train_seconds:.0f} s, eval {row['eval_seconds']:.0f} s)")

@@ -19,11 +19,12 @@ import numpy as np
 
 from routecli.atomic import atomic_write_text
 from routecli.improve.model import parse_pe
-from routecli.improve.pairs import read_rows
+from routecli.improve.pairs import row_store
 from routecli.improve.paper import paper_reference, paper_value
 from routecli.improve.protocol import Protocol, versus_pe
 from routecli.pe.registry import PE_REGISTRY
 from routecli.plots.figure import save_png
+from routecli.store import read_csv
 
 
 @dataclass(frozen=True)
@@ -65,10 +66,10 @@ def summarize(protocol: Protocol, out: Path, pes: list[str] | None = None,
     (default: the problem's IPE+XPE)."""
     from scipy.stats import ttest_ind, wilcoxon
 
-    rows = read_rows(out / "rows.csv")
-    reference = np.array([float(r["cost"]) for r in read_rows(out / "reference.csv")])
+    rows = row_store(out / "rows.csv").rows
+    reference = np.array([float(r["cost"]) for r in read_csv(out / "reference.csv")])
     costs: dict[str, dict[int, np.ndarray]] = {}
-    for r in read_rows(out / "costs.csv"):
+    for r in read_csv(out / "costs.csv"):
         per_seed = costs.setdefault(r["pe"], {})
         per_seed.setdefault(int(r["seed"]), np.full(len(reference), np.nan))[int(r["instance"])] \
             = float(r["cost"])
@@ -187,8 +188,8 @@ def report(protocol: Protocol, out: Path, pes: list[str], command: str, stem: st
     """Write ``<stem>.md`` and ``<stem>.png`` in ``out`` for ``pes``; returns the Markdown."""
     versus = versus_pe(protocol)
     summaries = summarize(protocol, out, pes, versus)
-    reference = np.array([float(r["cost"]) for r in read_rows(out / "reference.csv")])
-    untrained = read_rows(out / "untrained.csv")
+    reference = np.array([float(r["cost"]) for r in read_csv(out / "reference.csv")])
+    untrained = row_store(out / "untrained.csv").rows
     text = markdown(protocol, summaries, reference, versus, command,
                     untrained[0] if untrained else None)
     atomic_write_text(out / f"{stem}.md", text)

@@ -1,11 +1,18 @@
-"""The summary of a comparison run: per-instance Wilcoxon and seed-level Welch tests, Markdown."""
+"""The summary of a comparison run: per-instance Wilcoxon and seed-level Welch tests, Markdown;
+a committed run folder of the first layout summarizes as before, and after its migration."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 
+from routecli.improve.pairs import ROW_FIELDS, row_store
+from routecli.improve.paper import expand_pes
 from routecli.improve.protocol import make_protocol
-from routecli.improve.summary import markdown, summarize
+from routecli.improve.summary import markdown, report, summarize
+from routecli.store import PROVENANCE, read_csv
 
 
 def test_the_seed_level_test_separates_seed_noise_from_a_real_difference(tmp_path):
@@ -30,3 +37,26 @@ def test_the_seed_level_test_separates_seed_noise_from_a_real_difference(tmp_pat
     assert by_pe["ipe_inv_xpe"].seed_p is None  # not compared with itself
     text = markdown(protocol, list(by_pe.values()), np.ones(4), "ipe_inv_xpe", "cmd")
     assert "seed-level Welch p" in text
+
+
+COMMITTED = Path(__file__).parents[2] / "benchmarks/results/compare_pe/pdtsp21-n2s-cpu"
+
+
+def test_a_committed_folder_of_the_first_layout_summarizes_as_before_and_after_migration(
+        tmp_path, capsys):
+    for name in ("reference.csv", "costs.csv", "rows.csv", "untrained.csv"):
+        shutil.copy(COMMITTED / name, tmp_path / name)
+    assert (tmp_path / "rows.csv").read_text().splitlines()[0] == ",".join(ROW_FIELDS)
+    protocol = make_protocol("pdtsp", 21, "n2s", "cpu", 128, 1)
+    committed = (COMMITTED / "summary-table6.md").read_text()
+    command = committed.split("```sh\n")[1].split("\n```")[0]
+    pes = expand_pes("table6", "pdtsp")
+    assert report(protocol, tmp_path, pes, command, "before") == committed
+    before = read_csv(tmp_path / "rows.csv")
+    row_store(tmp_path / "rows.csv").add(pe="another", seed=0, obj=1, gap_pct=0,
+                                         train_seconds=0, eval_seconds=0, parameters=0)
+    assert "rewrote its 6 rows" in capsys.readouterr().err
+    after = read_csv(tmp_path / "rows.csv")
+    assert list(after[0]) == [*PROVENANCE, *ROW_FIELDS]
+    assert [{k: r[k] for k in ROW_FIELDS} for r in after[:-1]] == before
+    assert report(protocol, tmp_path, pes, command, "after") == committed
