@@ -26,7 +26,7 @@ from routecli.cli.common import (
     Threads,
     TimeLimit,
 )
-from routecli.miloop.options import DECODES, TRAIN_PRECISIONS, Decode, TrainPrecision
+from routecli.miloop.options import DECODES, PRECISION_CHOICES, Decode, PrecisionChoice
 from routecli.nds.options import POLICIES as NDS_POLICIES
 from routecli.nds.options import Policy
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
@@ -55,9 +55,9 @@ Candidates = Annotated[int | None, typer.Option(
     "--candidates", min=0, metavar="K",
     help="miloop: attend only to the K nearest allowed nodes per step (default: 200 for TSP, "
     "400 for CVRP above 1000 nodes; 0 or at least the node count: always all nodes).")]
-PrecisionOption = Annotated[TrainPrecision | None, typer.Option(
+PrecisionOption = Annotated[PrecisionChoice | None, typer.Option(
     "--precision", metavar="NAME",
-    help=f"miloop arithmetic: {', '.join(TRAIN_PRECISIONS)} (default fp32; auto: bf16 where the "
+    help=f"miloop arithmetic: {', '.join(PRECISION_CHOICES)} (default fp32; auto: bf16 where the "
     "CPU or GPU multiplies bfloat16 natively). bf16 decodes large instances faster; greedy "
     "tours then part from fp32's at near-ties.")]
 PositionalEncoding = Annotated[str | None, typer.Option(
@@ -89,7 +89,7 @@ class RunOptions:
     augment: bool = False
     checkpoint: Path | None = None
     candidates: int | None = None
-    precision: TrainPrecision | None = None
+    precision: PrecisionChoice | None = None
     pe: str | None = None
     policy: Policy | None = None
     polish: bool = False

@@ -9,7 +9,7 @@ import typer
 
 from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
 from routecli.errors import OptionError
-from routecli.miloop.options import MIXED_PROBLEMS, Distribution, Loss, TrainPrecision
+from routecli.miloop.options import MIXED_PROBLEMS, Distribution, Loss, PrecisionChoice
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 from routecli.stop import MAX_SECONDS, MaxRuntime
 
@@ -153,7 +153,7 @@ def train(
         metavar="NAME", help="Training instances: uniform (the papers') or mixed (TSP, CVRP: "
         "integer grids, clustered or not, normalised as files are read; CVRP depots, demand "
         "ranges and routes of 5 to 150 customers varied).")] = "uniform",
-    precision: Annotated[TrainPrecision, typer.Option(
+    precision: Annotated[PrecisionChoice, typer.Option(
         metavar="NAME", help="auto (bf16 where the CPU or GPU multiplies bfloat16 natively, "
         "else fp32), bf16 (bfloat16 autocast, float32 master weights) or fp32.")
     ] = "auto",

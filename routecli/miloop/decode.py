@@ -27,7 +27,7 @@ from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
 from routecli.miloop import fused_greedy
 from routecli.miloop.model import MiLoop, native_bf16, resolve_precision, rollout
-from routecli.miloop.options import DECODES, ENGINES, Decode, Engine, TrainPrecision
+from routecli.miloop.options import DECODES, ENGINES, Decode, Engine, PrecisionChoice
 from routecli.problems import CVRPInstance, KPInstance, PDTSPInstance, Routes, Selection, Tour, TSPInstance
 from routecli.problems.geometry import augment8
 from routecli.stop import Watch
@@ -140,7 +140,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
            augment: bool = False, samples: int = 16, chunk: int = 1024,
            generator: torch.Generator | None = None, candidates: int | None = None,
            progress: Callable[[float], None] | None = None,
-           watch: Watch | None = None, precision: TrainPrecision = "fp32",
+           watch: Watch | None = None, precision: PrecisionChoice = "fp32",
            engine: Engine = "auto") -> Decoded:
     """Decode every instance of ``batch`` and keep its best rollout.
 

@@ -14,8 +14,8 @@ ENGINES: tuple[Engine, ...] = get_args(Engine)
 Precision = Literal["fp32", "bf16"]  # the policy's arithmetic (bf16: autocast, fp32 weights)
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 # auto: bf16 where the CPU or GPU multiplies bfloat16 natively, else fp32
-TrainPrecision = Literal["auto", "fp32", "bf16"]
-TRAIN_PRECISIONS: tuple[TrainPrecision, ...] = get_args(TrainPrecision)
+PrecisionChoice = Literal["auto", "fp32", "bf16"]
+PRECISION_CHOICES: tuple[PrecisionChoice, ...] = get_args(PrecisionChoice)
 Loss = Literal["dpo", "reinforce"]  # reference-free DPO, or REINFORCE
 LOSSES: tuple[Loss, ...] = get_args(Loss)
 # uniform: the papers' instances; mixed: integer grids, clusters, varied depots and demands

@@ -19,7 +19,7 @@ import torch
 from routecli.errors import OptionError
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import MiLoop, load_policy
-from routecli.miloop.options import DECODES, ENGINES, TRAIN_PRECISIONS, Decode, Engine, TrainPrecision
+from routecli.miloop.options import DECODES, ENGINES, PRECISION_CHOICES, Decode, Engine, PrecisionChoice
 from routecli.problems import CVRPInstance, Instance, KPInstance, PDTSPInstance, Solution, TSPInstance
 from routecli.problems.geometry import unit_square
 from routecli.resources import resolve_device
@@ -48,7 +48,7 @@ class Settings:
     device: str = "cpu"  #: torch device (auto: CUDA when present)
     threads: int | None = None  #: torch CPU threads (None: torch's default)
     engine: Engine = "auto"  #: decoding step: auto | torch | fused (routecli.miloop.decode)
-    precision: TrainPrecision = "fp32"  #: fp32 | bf16 | auto (routecli.miloop.decode)
+    precision: PrecisionChoice = "fp32"  #: fp32 | bf16 | auto (routecli.miloop.decode)
 
     def __post_init__(self) -> None:
         if self.decode not in DECODES:
@@ -62,8 +62,8 @@ class Settings:
                               f"got {self.candidates}")
         if self.engine not in ENGINES:
             raise OptionError(f"engine must be one of {', '.join(ENGINES)}, got {self.engine!r}")
-        if self.precision not in TRAIN_PRECISIONS:
-            raise OptionError(f"precision must be one of {', '.join(TRAIN_PRECISIONS)}, "
+        if self.precision not in PRECISION_CHOICES:
+            raise OptionError(f"precision must be one of {', '.join(PRECISION_CHOICES)}, "
                               f"got {self.precision!r}")
 
 

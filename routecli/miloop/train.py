@@ -57,7 +57,7 @@ from routecli.miloop.model import (
     rollout,
     to_checkpoint,
 )
-from routecli.miloop.options import DISTRIBUTIONS, Distribution, Loss, TrainPrecision
+from routecli.miloop.options import DISTRIBUTIONS, Distribution, Loss, PrecisionChoice
 from routecli.nn import fused
 from routecli.problems import Routes, Selection, Tour
 from routecli.train import checkpoint, distributed, runlog
@@ -164,7 +164,7 @@ class TrainConfig:
     label_instances: int = 1000  # at least this many per size in a supervised stage's pool
     label_jobs: int = 1  # processes computing labels and validation references
     distribution: Distribution = "uniform"  # training instances (labels module)
-    precision: TrainPrecision = "auto"  # rollouts; master weights stay float32
+    precision: PrecisionChoice = "auto"  # rollouts; master weights stay float32
     # (auto: bf16 where the device multiplies it natively, see model.native_bf16)
     compile: bool = False  # fuse the policy's elementwise work with torch.compile (CPU; the CLI
     # default)
