@@ -7,19 +7,20 @@ point and count what happens (outcomes: routecli/bench/fuzz/harness.py).
     .venv/bin/python benchmarks/fuzz_inputs.py --cases 300 --seed 0 [--strategies "seeds,bks values"]
 
 Case k uses strategy k mod S (S strategies chosen), with the generator seeded by (seed, k). It
-prints a markdown table (strategy by outcome) and writes one CSV row per run (the git commit,
-the input, the command, the outcome and its detail) to
-``benchmarks/results/fuzz_inputs_s<seed>_n<cases>.csv``.
+prints a markdown table (strategy by outcome) and stores one row per run (the input, the
+routecli invocation, the outcome and its detail; the commit, date and this command) in
+``benchmarks/results/fuzz_inputs_s<seed>_n<cases>.csv``, the one result store: a killed run
+resumes at its first case without all its rows.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +29,13 @@ from routecli.bench.fuzz.harness import Runner, run_case, table
 from routecli.bench.fuzz.mutations import load_seeds
 from routecli.bench.fuzz.strategies import STRATEGIES
 from routecli.cli.app import main as routecli_main
-from routecli.store import git_commit
+from routecli.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "benchdata"
-FIELDS = ["commit", "case", "strategy", "input", "command", "expect", "outcome", "exit",
+FIELDS = ["case", "runs_in_case", "strategy", "input", "invocation", "expect", "outcome", "exit",
           "seconds", "detail"]
+KEY = ["case", "invocation"]
 
 
 def main() -> None:
@@ -53,28 +55,32 @@ def main() -> None:
     unknown = [name for name in names if name not in STRATEGIES]
     if unknown:
         parser.error(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
-    command_line = "python benchmarks/fuzz_inputs.py " + " ".join(sys.argv[1:])
-    commit = git_commit()
     out = args.out or ROOT / "benchmarks" / "results" / f"fuzz_inputs_s{args.seed}_n{args.cases}.csv"
     seeds = load_seeds(args.data_root)
+    store = ResultStore(out, FIELDS, KEY)
+    stored = Counter(r["case"] for r in store.rows)
+    complete = {case for case, n in stored.items()
+                if n == int(store.find(case=case)["runs_in_case"])}  # type: ignore[index]
     runner = Runner(routecli_main, args.timeout)
-    rows: list[dict] = []
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="routecli-fuzz-") as tmp, out.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
-        writer.writeheader()
+    with tempfile.TemporaryDirectory(prefix="routecli-fuzz-") as tmp:
         for number in range(args.cases):
+            if str(number) in complete:
+                continue
             rng = np.random.default_rng([args.seed, number])
             case = STRATEGIES[names[number % len(names)]](rng, seeds)
-            for row in run_case(runner, case, number, Path(tmp)):
-                rows.append(row)
-                writer.writerow({"commit": commit, **row})
+            rows = run_case(runner, case, number, Path(tmp))
+            for row in rows:
+                if not store.done(case=number, invocation=row["invocation"]):
+                    store.add(**row, runs_in_case=len(rows))
             if (number + 1) % 50 == 0:
-                fh.flush()
                 print(f"{number + 1}/{args.cases} cases, {time.perf_counter() - start:.0f} s",
                       file=sys.stderr, flush=True)
     runner.close()
-    print(f"`{command_line}` (commit {commit}, {args.cases} cases, {len(rows)} runs)\n")
+    rows = [r for r in store.rows if int(r["case"]) < args.cases]
+    commits = ", ".join(sorted({r["commit"] for r in rows}))
+    print(f"`{rows[0]['command'] if rows else ''}` (commit {commits}, {args.cases} cases, "
+          f"{len(rows)} runs)\n")
     print(table(rows, names))
     print(f"\nper-run rows: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
 

@@ -4,7 +4,8 @@ The results files that grow as work finishes are :class:`ResultStore` files: ``r
 bench``'s ``results.csv`` (:class:`routecli.bench.results.ResultLog`), ``routecli
 compare-pe``'s ``rows.csv`` and ``untrained.csv`` (:mod:`routecli.improve.pairs`), the PE
 learning curves' ``curve.csv`` (:mod:`routecli.improve.curve`) and the row files of the
-scripts under ``benchmarks/`` (``ResultLog`` or ``ResultStore``). Rows are keyed by what
+scripts under ``benchmarks/`` (``ResultLog`` or ``ResultStore``; ``learning_curve.py`` and
+``fuzz_inputs.py`` among them). Rows are keyed by what
 ran, its settings and the instance (its :func:`~routecli.problems.fingerprint.fingerprint`
 or file), each appended under an exclusive
 file lock and fsync-ed with the git commit, the UTC date and the command line
@@ -17,8 +18,7 @@ dies, so a crashed run never leaves a stale claim: compare-pe's and the learning
 (PE, seed) pairs; ``routecli bench`` gives its folder one writer with the same lock
 (:func:`routecli.atomic.sole_writer`).
 
-Not stores: files written whole at the end of one invocation (``benchmarks/learning_curve.py``,
-``benchmarks/fuzz_inputs.py``), and compare-pe's per-instance ``costs.csv``, whose rows carry
+Not a store: compare-pe's per-instance ``costs.csv``, whose rows carry
 no provenance of their own (their ``rows.csv`` row has it) and are appended by key
 (PE, seed, instance) with :func:`routecli.atomic.append_csv_rows` (:func:`read_csv` reads
 it without a torn last line).

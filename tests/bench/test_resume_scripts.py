@@ -71,3 +71,16 @@ def test_eval_miloop_resumes_after_a_kill(tmp_path):
                "--ref-budget", "0.01", "--check-refs", "0", "--per-instance", str(out)]
     resumed(command, out, environment(tmp_path),
             ["checkpoint_sha256", "settings", "fingerprint"], total=12)
+
+
+def test_fuzz_inputs_resumes_after_a_kill(tmp_path, benchdata):
+    out, whole = tmp_path / "fuzz.csv", tmp_path / "whole.csv"
+    command = [sys.executable, "benchmarks/fuzz_inputs.py", "--cases", "8", "--seed", "3",
+               "--strategies", "bks values,solution ids", "--data-root", str(benchdata)]
+    env = environment(tmp_path)
+    subprocess.run([*command, "--out", str(whole)], cwd=ROOT, env=env, check=True,
+                   capture_output=True)
+    key = ["case", "invocation"]
+    expected = sorted(tuple(r[k] for k in key) for r in rows(whole))
+    resumed([*command, "--out", str(out)], out, env, key, total=len(expected))
+    assert sorted(tuple(r[k] for k in key) for r in rows(out)) == expected

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from routecli.miloop.model import MiLoop, MiLoopConfig, load_policy, to_checkpoint
+from routecli.store import read_csv
 from routecli.train import checkpoint
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -40,19 +41,31 @@ def test_gpu_script_fine_tunes_and_writes_checkpoint_and_card(tmp_path, monkeypa
 
 
 @pytest.mark.slow
-def test_learning_curve_writes_table_csv_and_png(tmp_path, monkeypatch):
+def test_learning_curve_stores_rows_and_resumes_where_it_stopped(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "curve"
-    rows = script("learning_curve").main([
-        "--problem", "cvrp", "--recipes", "dpo,supervised-mixed", "--size", "10",
-        "--cpu-minutes", "0.01", "--eval-every", "0.005", "--val-instances", "3",
-        "--val-time-limit", "0.01", "--label-instances", "3", "--label-time-limit", "0.01",
-        "--labels", str(tmp_path / "labels"), "--work", str(tmp_path / "runs"),
-        "--out", str(out)])
-    assert {r["recipe"] for r in rows} == {"dpo", "supervised-mixed"}
-    assert all(r["cpu_hours"] > 0 for r in rows if r["steps"])
+
+    def run(minutes: str) -> list[dict[str, str]]:
+        return script("learning_curve").main([
+            "--problem", "cvrp", "--recipes", "dpo,supervised-mixed", "--size", "10",
+            "--cpu-minutes", minutes, "--eval-every", "0.005", "--val-instances", "3",
+            "--val-time-limit", "0.01", "--label-instances", "3", "--label-time-limit", "0.01",
+            "--labels", str(tmp_path / "labels"), "--work", str(tmp_path / "runs"),
+            "--out", str(out)])
+
+    first = run("0.01")
+    assert {r["recipe"] for r in first} == {"dpo", "supervised-mixed"}
+    assert all(float(r["cpu_hours"]) > 0 for r in first if r["steps"] != "0")
     for suffix in (".csv", ".md", ".png"):
         assert out.with_suffix(suffix).stat().st_size > 0
+    longer = run("0.02")  # a longer budget goes on from each recipe's last.pt
+    assert all(row in longer for row in first)  # stored rows are kept, not redone
+    for recipe in ("dpo", "supervised-mixed"):
+        before = [int(r["steps"]) for r in first if r["recipe"] == recipe]
+        after = [int(r["steps"]) for r in longer if r["recipe"] == recipe]
+        assert after[: len(before)] == before and max(after) > max(before)
+        assert after.count(0) == 1  # the start is validated once
+    assert len(read_csv(out.with_suffix(".csv"))) == len(longer)
 
 
 def test_miloop_curve_chains_runs_and_writes_table_and_png(tmp_path):

@@ -389,7 +389,7 @@ def run_case(runner: Runner, case: Case, number: int, work: Path) -> list[dict]:
                 outcome, detail = classify(run, result, folder, case, before)
                 command = " ".join(run.argv).replace("{dir}/", "")
                 rows.append({"case": number, "strategy": case.strategy, "input": case.detail,
-                             "command": command + (f" [copy {copy + 1} of {run.copies}]"
+                             "invocation": command + (f" [copy {copy + 1} of {run.copies}]"
                                                    if run.copies > 1 else ""),
                              "expect": run.expect, "outcome": outcome,
                              "exit": result.get("code", ""), "seconds": f"{result['seconds']:.3f}",
