@@ -297,17 +297,25 @@ class DACT(nn.Module):
 
     def forward(self, obs: Observation, action: Tensor | None = None,
                 generator: torch.Generator | None = None) -> Decision:
-        if obs.allowed is None:
-            raise ValueError("DACT needs the pairwise move mask (an Env of kind 'pairwise')")
         h, g = self.encode(obs)
         value = self.critic(torch.cat([h, g], -1).detach(), obs.cost, obs.best)
-        scores = self.config.clip * torch.tanh(self.decoder(h, g))  # [B, 3, V, V]
-        logits = scores.masked_fill(~obs.allowed, float("-inf")).flatten(1)
-        v = scores.shape[-1]
+        logits = self.move_logits(obs, h, g)  # [B, 3, V, V]
+        v = logits.shape[-1]
         chosen = None if action is None else (action[:, 0] * v + action[:, 1]) * v + action[:, 2]
-        index, log_prob, entropy = categorical(logits, generator, chosen)
+        index, log_prob, entropy = categorical(logits.flatten(1), generator, chosen)
         move = torch.stack([index // (v * v), index // v % v, index % v], 1)
         return Decision(move, log_prob, entropy, value)
+
+    def move_logits(self, obs: Observation, h: Tensor | None = None,
+                    g: Tensor | None = None) -> Tensor:
+        """The actor's logits of every move ``(op, u, v)``, ``-inf`` where not allowed,
+        ``[B, 3, V, V]`` (``h, g``: :meth:`encode`'s output when already computed)."""
+        if obs.allowed is None:
+            raise ValueError("DACT needs the pairwise move mask (an Env of kind 'pairwise')")
+        if h is None or g is None:
+            h, g = self.encode(obs)
+        scores = self.config.clip * torch.tanh(self.decoder(h, g))  # [B, 3, V, V]
+        return scores.masked_fill(~obs.allowed, float("-inf"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -125,18 +125,24 @@ def apply_pairwise(order: Tensor, action: Tensor) -> Tensor:
     return torch.where((op == EXCHANGE)[:, None], exchange(order, u, v), out)
 
 
-def best_pairwise(order: Tensor, coords: Tensor, allowed: Tensor) -> Tensor:
-    """The allowed move ``(op, u, v)`` ``[B, 3]`` whose tour is shortest (best improvement;
-    the least worsening one when none improves): the teacher of the imitation warm start.
-    ``allowed`` ``[B, 3, V, V]``. Applies every allowed move of one row at a time, so the
-    memory is ``3 V^2`` tours, not ``B`` times that."""
-    best = []
+def pairwise_tour_costs(order: Tensor, coords: Tensor, allowed: Tensor) -> Tensor:
+    """The tour length after each allowed move ``(op, u, v)``, ``inf`` where not allowed,
+    ``[B, 3, V, V]`` (``allowed`` is the same shape). Applies every allowed move of one row at a
+    time, so the memory is ``3 V^2`` tours, not ``B`` times that."""
+    costs = torch.full(allowed.shape, float("inf"), dtype=coords.dtype, device=coords.device)
     for row in range(order.shape[0]):
         actions = allowed[row].nonzero()  # [M, 3]
         tours = apply_pairwise(order[row].expand(len(actions), -1), actions)
-        costs = tour_cost(tours, coords[row].expand(len(actions), -1, -1))
-        best.append(actions[costs.argmin()])
-    return torch.stack(best)
+        costs[row][actions.unbind(1)] = tour_cost(tours, coords[row].expand(len(actions), -1, -1))
+    return costs
+
+
+def best_pairwise(costs: Tensor) -> Tensor:
+    """The move ``(op, u, v)`` ``[B, 3]`` of least :func:`pairwise_tour_costs` (best
+    improvement; the least worsening one when none improves): the imitation teacher."""
+    v = costs.shape[-1]
+    index = costs.flatten(1).argmin(1)
+    return torch.stack([index // (v * v), index // v % v, index % v], 1)
 
 
 def _common(order: Tensor, is_customer: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:

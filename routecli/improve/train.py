@@ -30,12 +30,13 @@ from typing import Any, Protocol
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from routecli import generate
 from routecli.improve.env import Env, Instances, Observation, initial_orders, make_instances
-from routecli.improve.model import Decision
-from routecli.improve.moves import OPERATORS, best_pairwise
+from routecli.improve.model import DACT, Decision, categorical
+from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_tour_costs
 from routecli.nn.device import generator as seeded_generator
 from routecli.nn.device import gpu_autocast
 from routecli.problems.geometry import augment8
@@ -73,6 +74,7 @@ class PPOConfig:
     max_grad_norm: float = 0.04
     curriculum: int = 50
     imitation: int = 0  # first epochs: imitate best improvement instead of PPO (not DACT's)
+    imitation_temperature: float = 0.0  # > 0: soft targets over every move (imitation_segment)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -186,24 +188,38 @@ def ppo_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
 def imitation_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
                       optimizer: torch.optim.Optimizer,
                       generator: torch.Generator) -> dict[str, float]:
-    """Take ``steps`` sampled moves in ``env`` and update once on the cross-entropy of the best
-    improving move (:func:`routecli.improve.moves.best_pairwise`) in each state visited.
+    """Take ``steps`` sampled moves in ``env`` and update once on the cross-entropy between the
+    policy and the teacher in each state visited.
 
-    The states are the policy's own (DAgger: the teacher labels where the learner goes, so it
-    learns to recover from its mistakes); the critic is left to PPO."""
+    The teacher is best improvement (:func:`routecli.improve.moves.best_pairwise`) or, with
+    ``cfg.imitation_temperature`` T > 0, the soft target ``softmax(-(L(m) - min L) / T)`` over
+    the allowed moves m, L(m) the tour length after m (T in units of length; it ranks every
+    move, not only the best, so one state teaches more). The states are the policy's own
+    (DAgger: the teacher labels where the learner goes, so it learns to recover from its
+    mistakes); the critic is left to PPO."""
+    if not isinstance(model, DACT):
+        raise ValueError("the imitation warm start teaches pairwise moves (DACT), not N2S's")
     autocast = gpu_autocast(env.order.device)
-    log_probs, agree = [], []
+    losses, agree = [], []
     for _ in range(steps):
         obs = env.observe()
         assert obs.allowed is not None  # pairwise actions
-        teacher = best_pairwise(env.order, env.data.coords, obs.allowed)
+        costs = pairwise_tour_costs(env.order, env.data.coords, obs.allowed)  # [B, 3, V, V]
         with autocast:
-            log_probs.append(model(obs, action=teacher).log_prob.float())
-            with torch.no_grad():
-                sampled = model(obs, generator=generator).action
-        agree.append((sampled == teacher).all(1).float().mean())
+            log_p = torch.log_softmax(model.move_logits(obs).float().flatten(1), -1)  # [B, M]
+        allowed = obs.allowed.flatten(1)
+        if cfg.imitation_temperature > 0:
+            excess = costs.flatten(1) - costs.flatten(1).min(1, keepdim=True).values
+            target = torch.softmax(-excess / cfg.imitation_temperature, -1)  # 0 where not allowed
+        else:
+            target = F.one_hot(costs.flatten(1).argmin(1), allowed.shape[1]).to(log_p.dtype)
+        losses.append(-(target * log_p.masked_fill(~allowed, 0.0)).sum(1).mean())
+        index, _, _ = categorical(log_p.detach(), generator)
+        v = costs.shape[-1]
+        sampled = torch.stack([index // (v * v), index // v % v, index % v], 1)
+        agree.append((sampled == best_pairwise(costs)).all(1).float().mean())
         env.step(sampled)
-    loss = -torch.stack(log_probs).mean()
+    loss = torch.stack(losses).mean()
     optimizer.zero_grad()
     loss.backward()
     for group in optimizer.param_groups:

@@ -104,7 +104,9 @@ def test_the_best_pairwise_move_is_the_shortest_allowed_tour():
     data, _ = instances("cvrp", 12, 3, seed=4)
     orders = initial_orders(data, torch.Generator().manual_seed(2))
     mask = feasible(data, orders)
-    best = moves.best_pairwise(orders, data.coords, mask)
+    tour_costs = moves.pairwise_tour_costs(orders, data.coords, mask)
+    assert torch.isinf(tour_costs[~mask]).all() and torch.isfinite(tour_costs[mask]).all()
+    best = moves.best_pairwise(tour_costs)
     actions = all_pairwise_actions(data.slots)
     for b in range(data.size):
         op, u, v = best[b].tolist()
@@ -115,10 +117,11 @@ def test_the_best_pairwise_move_is_the_shortest_allowed_tour():
         chosen = moves.tour_cost(moves.apply_pairwise(orders[b:b + 1], best[b:b + 1]),
                                  data.coords[b:b + 1])
         assert chosen.item() == pytest.approx(costs.min().item())
+        assert tour_costs[b][mask[b]].tolist() == pytest.approx(costs.tolist())  # in its cell
     cost = moves.tour_cost(orders, data.coords)
     for _ in range(5):
-        orders = moves.apply_pairwise(orders, moves.best_pairwise(
-            orders, data.coords, feasible(data, orders)))
+        orders = moves.apply_pairwise(orders, moves.best_pairwise(moves.pairwise_tour_costs(
+            orders, data.coords, feasible(data, orders))))
         after = moves.tour_cost(orders, data.coords)
         assert (after < cost).all()  # far from a local optimum after a random start
         cost = after

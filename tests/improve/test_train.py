@@ -11,6 +11,7 @@ import torch
 from routecli.generate import batch_instances
 from routecli.improve.env import Env, initial_orders, make_instances, to_solution
 from routecli.improve.model import DACT, DACTConfig
+from routecli.improve.moves import pairwise_tour_costs
 from routecli.improve.train import (
     PPOConfig,
     evaluate,
@@ -96,6 +97,44 @@ def test_imitation_moves_the_policy_towards_best_improvement():
                                         torch.Generator().manual_seed(1))["imitation_loss"])
     assert max(losses[-5:]) < 0.75 * losses[0], losses
     assert all(torch.equal(p, critic[n]) for n, p in model.named_parameters() if n in critic)
+
+
+def test_the_soft_imitation_target_weighs_every_move_by_its_tour():
+    """The soft target is softmax(-(L(m) - min L) / T) over the allowed moves m: the loss is
+    its cross-entropy with the policy; a tiny T puts the weight on the shortest tours (split
+    between ties), a large one approaches the uniform target over allowed moves; soft updates
+    also raise the teacher's move (the hard, best-improvement loss falls)."""
+    data = make_instances("cvrp", generate_instances("cvrp", 10, 4, 0))
+    order = initial_orders(data, torch.Generator().manual_seed(0))
+
+    def loss(model: DACT, temperature: float, optimizer=None) -> float:
+        cfg = PPOConfig(lr_actor=3e-3, max_grad_norm=1.0, imitation_temperature=temperature)
+        optimizer = optimizer or torch.optim.SGD(model.parameters(), lr=0.0)
+        return imitation_segment(model, Env(data, order.clone()), 1, cfg, optimizer,
+                                 torch.Generator().manual_seed(1))["imitation_loss"]
+
+    torch.manual_seed(0)
+    model = DACT(DACTConfig(**SMALL))
+    obs = Env(data, order.clone()).observe()
+    with torch.no_grad():
+        log_p = torch.log_softmax(model.move_logits(obs).flatten(1), -1)
+    allowed = obs.allowed.flatten(1)
+    lengths = pairwise_tour_costs(order, data.coords, obs.allowed).flatten(1)
+    excess = lengths - lengths.min(1, keepdim=True).values
+    for temperature in (0.05, 0.5):
+        weights = torch.softmax(-excess / temperature, 1)
+        expected = -(weights * log_p.masked_fill(~allowed, 0)).sum(1).mean().item()
+        assert loss(model, temperature) == pytest.approx(expected, rel=1e-5)
+    ties = (excess < 1e-6).float()
+    tied_best = -((ties * log_p.masked_fill(~allowed, 0)).sum(1) / ties.sum(1)).mean().item()
+    assert loss(model, 1e-7) == pytest.approx(tied_best, rel=1e-4)
+    uniform = -(log_p.masked_fill(~allowed, 0).sum(1) / allowed.sum(1)).mean().item()
+    assert loss(model, 1e6) == pytest.approx(uniform, rel=1e-4)
+    hard = loss(model, 0.0)
+    optimizer = make_optimizer(model, PPOConfig(lr_actor=3e-3, max_grad_norm=1.0))
+    for _ in range(25):
+        loss(model, 0.05, optimizer)
+    assert loss(model, 0.0) < 0.75 * hard
 
 
 def test_an_imitation_warm_start_then_ppo_runs():
