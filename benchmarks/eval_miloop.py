@@ -9,7 +9,9 @@ Prints one table row per run (and appends it as JSON to --out): mean objective, 
 to the references, seconds per instance, and the nearest-neighbour gap on the same instances.
 References are PyVRP solutions on the deterministic budget of
 ``routecli.baselines.reference.reference_budget`` (iteration counts, fixed seed: the same on a
-busy machine as on a quiet one), cached on disk; the row records their settings. Before the
+busy machine as on a quiet one): shipped with routecli for the evaluation sets
+(``routecli/analysis/references/miloop-<problem>-<size>-s<seed>.npz``, written with
+``--ship-references``), else cached on disk; the row records their settings. Before the
 model runs, the first --check-refs instances are solved again with the budget doubled, and a
 stored reference worse than that by more than 0.2% is reported as a warning.
 
@@ -37,6 +39,8 @@ import numpy as np
 import torch
 
 from routecli import generate
+from routecli.analysis.data import references_of
+from routecli.analysis.shipped import shipped_path, write_shipped
 from routecli.baselines.construction import NearestNeighbour
 from routecli.baselines.reference import (
     ReferenceBudget,
@@ -76,6 +80,10 @@ def main() -> None:
     parser.add_argument("--check-refs", type=int, default=4,
                         help="re-solve the first K references with the budget doubled (0: skip)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=1, help="processes for PyVRP references")
+    parser.add_argument("--ship-references", action="store_true",
+                        help="store the references in routecli/analysis/references (one file "
+                             "per problem, size and seed) so that no later run computes them")
     parser.add_argument("--out", default=None, help="append the result as a JSON line here")
     parser.add_argument("--per-instance", type=Path, default=None,
                         help="resumable: append one CSV row per decoded instance, skip done ones")
@@ -89,7 +97,12 @@ def main() -> None:
            else generate.cvrp(args.instances, args.size, args.seed))
     instances = batch_instances(args.problem, raw)
     budget = reference_budget(args.problem, args.size).scaled(args.ref_budget)
-    refs = reference_solutions(instances, budget, progress=False)
+    name = f"miloop-{args.problem}-{args.size}"
+    refs = references_of(name, args.seed, instances, budget, jobs=args.jobs, progress=False)
+    if args.ship_references:
+        path = write_shipped(shipped_path(name, args.seed), name, args.seed, budget, instances,
+                             refs)
+        print(f"wrote {path}")
     ref_cost = np.array([inst.cost(sol) for inst, sol in zip(instances, refs, strict=True)])
     consistency = check_references(instances[:args.check_refs], ref_cost, budget)
     digest = checkpoint.load(args.checkpoint)["sha256"][:16]

@@ -59,12 +59,19 @@ def reference_set(name: str, num: int, seed: int = 0, budget: ReferenceBudget | 
                   say: Callable[[str], None] | None = None,
                   ) -> tuple[list[Instance], list[Routes | Tour]]:
     """Instances of set ``name`` (generator ``seed``) with their PyVRP reference solutions on
-    ``budget`` (default :func:`default_budget`): those shipped with routecli
-    (:mod:`routecli.analysis.shipped`) where they exist for this set, seed, number and budget,
-    else from the cache or computed. ``say`` gets
-    the reason when a shipped file is not used (default: a warning)."""
+    ``budget`` (default :func:`default_budget`), by :func:`references_of`."""
     instances = instance_set(name, num, seed)
     budget = budget or default_budget(name)
+    return instances, references_of(name, seed, instances, budget, jobs, cache_dir, progress, say)
+
+
+def references_of(name: str, seed: int, instances: list[Instance], budget: ReferenceBudget,
+                  jobs: int = 1, cache_dir: str | Path | None = None, progress: bool = True,
+                  say: Callable[[str], None] | None = None) -> list[Routes | Tour]:
+    """PyVRP references of ``instances`` (set ``name``, generator ``seed``) on ``budget``:
+    those shipped with routecli (:mod:`routecli.analysis.shipped`) where they exist for this
+    set, seed, number and budget, else from the cache or computed. ``say`` gets the reason
+    when a shipped file is not used (default: a warning)."""
     shipped, why_not = read_shipped(shipped_path(name, seed), name, seed, budget, instances)
     if why_not is not None:
         message = f"{why_not}; computing the references instead"
@@ -73,6 +80,6 @@ def reference_set(name: str, num: int, seed: int = 0, budget: ReferenceBudget | 
         else:
             say(message)
     if shipped:
-        return instances, shipped
-    return instances, reference_solutions(instances, budget, jobs=jobs, cache_dir=cache_dir,
-                                          progress=progress)
+        return shipped
+    return reference_solutions(instances, budget, jobs=jobs, cache_dir=cache_dir,
+                               progress=progress)

@@ -1,9 +1,11 @@
 import numpy as np
 import pytest
 
+from routecli import generate
 from routecli.analysis.data import default_budget, instance_set, reference_set
 from routecli.analysis.shipped import read_shipped, shipped_path, write_shipped
-from routecli.baselines.reference import ReferenceBudget, reference_solutions
+from routecli.baselines.reference import ReferenceBudget, reference_budget, reference_solutions
+from routecli.generate import batch_instances
 from routecli.problems import validate
 
 SMALL = ReferenceBudget(iterations=200, no_improvement=50)
@@ -64,3 +66,17 @@ def test_shipped_references_match_their_instances_and_validate(name):
     instances = instance_set(name, count, seed=0)
     solutions, why_not = read_shipped(path, name, 0, default_budget(name), instances)
     assert why_not is None and len(solutions) == count
+
+
+@pytest.mark.parametrize("problem", ["tsp", "cvrp"])
+def test_shipped_miloop_evaluation_references_match_their_instances(problem):
+    """``benchmarks/eval_miloop.py --ship-references``: the 128 seeded evaluation instances of
+    size 100 (seed 2026) on the gap-grade budget."""
+    name = f"miloop-{problem}-100"
+    path = shipped_path(name, 2026)
+    if not path.exists():
+        pytest.skip(f"no shipped references for {name}")
+    raw = generate.tsp(128, 100, 2026) if problem == "tsp" else generate.cvrp(128, 100, 2026)
+    instances = batch_instances(problem, raw)
+    solutions, why_not = read_shipped(path, name, 2026, reference_budget(problem, 100), instances)
+    assert why_not is None and len(solutions) == 128
