@@ -8,6 +8,8 @@ step's time goes, and bfloat16 tour lengths against float32.
     .venv/bin/python benchmarks/bench_fused_step.py quality --sizes 1000,2000,5000,10000 \\
         --seeds 20,10,5,5 --torch-max 1000 --torch-seeds 5 \\
         --out benchmarks/results/miloop_fused_step_quality.md
+    .venv/bin/python benchmarks/bench_fused_step.py candidates --sizes 2000,10000 --seeds 10,5 \
+        --candidates 50,100,150 --out benchmarks/results/miloop_fused_step_candidates.md
 
 Instances are ``generate.tsp(1, N, seed)`` (uniform), the policy the shipped ``miloop-tsp.pt``,
 K = 200, one torch / MKL thread. Times are CPU seconds of the decoding process
@@ -17,7 +19,9 @@ its peak RSS, ``ru_maxrss``, is its own). ``profile`` times every kernel and mat
 the step with ``time.process_time`` around each call, over ``--steps`` steps after 50 warm-up
 steps; "between calls" is the rest of the step (Python). ``quality`` compares tour lengths:
 bf16 against fp32, and fp32 against the torch engine up to ``--torch-max`` nodes (on the first
-``--torch-seeds`` instances).
+``--torch-seeds`` instances). ``candidates`` decodes the same instances with smaller candidate
+sets than K = 200 (float32) and gives each K's tour length against K = 200's and its CPU time
+per step: the step's work is linear in K.
 """
 
 from __future__ import annotations
@@ -209,12 +213,48 @@ def quality(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def candidates(args: argparse.Namespace) -> str:
+    torch.set_num_threads(1)
+    policy = load_policy(shipped("miloop-tsp.pt"))
+    fused_greedy.greedy_tour(policy, instance(50, 0), 10)  # compile before timing
+    sizes = [K, *args.candidates]
+    lines = ["| N | seed | " + " | ".join(f"K = {k}: length, CPU ms/step" for k in sizes) + " |",
+             "|" + "---|" * (2 + len(sizes))]
+    ratios: dict[tuple[int, int], list[float]] = defaultdict(list)
+    times: dict[int, list[float]] = defaultdict(list)
+    for n, seeds in zip(args.sizes, args.seeds, strict=True):
+        for seed in range(seeds):
+            xy = instance(n, seed)
+            cells, base = [], math.nan
+            for k in sizes:
+                started = time.process_time()
+                length = tour_length(xy, fused_greedy.greedy_tour(policy, xy, k))
+                per_step = 1000 * (time.process_time() - started) / (n - 1)
+                base = length if k == K else base
+                ratios[(n, k)].append(length / base - 1)
+                times[k].append(per_step)
+                cells.append(f"{length:.4f}, {per_step:.2f}")
+            lines.append(f"| {n:,} | {seed} | " + " | ".join(cells) + " |")
+            print(lines[-1], flush=True)
+    lines += ["", "| N | K | instances | length / length at K = 200 - 1: mean | standard error | "
+              "min | max |", "|" + "---|" * 7]
+    for (n, k), r in ratios.items():
+        if k == K:
+            continue
+        error = np.std(r, ddof=1) / math.sqrt(len(r)) if len(r) > 1 else float("nan")
+        lines.append(f"| {n:,} | {k} | {len(r)} | {100 * np.mean(r):+.3f}% | {100 * error:.3f}% | "
+                     f"{100 * min(r):+.3f}% | {100 * max(r):+.3f}% |")
+    lines += ["", "| K | CPU ms per step, mean over all instances |", "|---|---|"]
+    lines += [f"| {k} | {np.mean(times[k]):.2f} |" for k in sizes]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     ints = lambda text: [int(x) for x in text.split(",")]  # noqa: E731
     words = lambda text: text.split(",")  # noqa: E731
-    for name in ("speed", "profile", "quality"):
+    for name in ("speed", "profile", "quality", "candidates"):
         p = sub.add_parser(name)
         p.add_argument("--seed", type=int, default=2026)
         p.add_argument("--out", type=Path)
@@ -224,7 +264,11 @@ def main() -> None:
             p.add_argument("--steps", type=int, default=2000)
         else:
             p.add_argument("--sizes", type=ints, default=[1000, 2000, 5000, 10_000]
-                           if name == "quality" else [1000, 10_000, 100_000])
+                           if name in ("quality", "candidates") else [1000, 10_000, 100_000])
+        if name == "candidates":
+            p.add_argument("--seeds", type=ints, default=[10, 5, 5, 5],
+                           help="instances (seeds 0, 1, ...) per size")
+            p.add_argument("--candidates", type=ints, default=[50, 100, 150])
         if name == "quality":
             p.add_argument("--seeds", type=ints, default=[20, 10, 5, 5],
                            help="instances (seeds 0, 1, ...) per size")
@@ -238,7 +282,8 @@ def main() -> None:
     if args.command == "speed-case":
         print(json.dumps(speed_case(args.n, args.precision, args.seed)))
         return
-    table = {"speed": speed, "profile": profile, "quality": quality}[args.command](args)
+    table = {"speed": speed, "profile": profile, "quality": quality,
+             "candidates": candidates}[args.command](args)
     source = Provenance.current()
     text = (f"{table}\n\ncommit {source.commit}, {source.date}, native bf16: {native_bf16()}, "
             f"`{source.command}`\n")
