@@ -1,6 +1,8 @@
 """MiLoop ablations (MiLoop Tables 4-5) on a scaled protocol: each variant is trained from
-scratch on the same instance stream for the same CPU budget, then decoded greedily on fixed
-test sets of the training size and larger ones (the paper: TSP100, 1K, 10K).
+scratch on the same instance stream for the same CPU budget (spent by the first seed; the
+other seeds train as many steps as it reached, so that machines of different speed train them
+alike), then decoded greedily on fixed test sets of the training size and larger ones (the
+paper: TSP100, 1K, 10K).
 
 Variants (:data:`VARIANTS`) switch the components of :class:`routecli.miloop.model.MiLoopConfig`
 and the training loss: ``no-update`` keeps the fusion and drops the gate (the memory becomes
@@ -132,17 +134,32 @@ def train_config(name: str, seed: int, protocol: Protocol, folder: Path, threads
 
 
 def train_variant(name: str, seed: int, protocol: Protocol, folder: Path, threads: int = 1,
-                  compile: bool = True, progress: bool = False) -> dict[str, float]:
-    """Train (or resume) (variant, seed) in ``folder`` until the CPU budget is spent; returns
-    its steps and CPU seconds."""
+                  compile: bool = True, progress: bool = False, steps: int | None = None
+                  ) -> dict[str, float]:
+    """Train (or resume) (variant, seed) in ``folder`` until the CPU budget is spent, or, with
+    ``steps``, until that step; returns its steps and CPU seconds."""
     from routecli.miloop.train import Trainer
 
     cfg = train_config(name, seed, protocol, folder, threads, compile)
     trainer = Trainer(cfg, resume=(folder / "last.pt").exists(), progress=progress)
     budget = 60.0 * protocol.cpu_minutes
-    while trainer.cpu_seconds < budget:  # NaN (a run that did not keep it) stops
-        trainer.run(until_step=trainer.step + protocol.chunk)
+    while (trainer.step < steps if steps is not None
+           else trainer.cpu_seconds < budget):  # NaN (a run that did not keep it) stops
+        until = trainer.step + protocol.chunk
+        trainer.run(until_step=until if steps is None else min(until, steps))
     return {"steps": trainer.step, "cpu_seconds": trainer.cpu_seconds}
+
+
+def budget_steps(logs: Path, name: str, seeds: list[int]) -> int | None:
+    """The steps the first seed of variant ``name`` took to spend the CPU budget (the last step
+    of its log copied to ``logs``), or None while it has not run. The CPU budget is spent once
+    per variant; the other seeds train that many steps, so a seed that runs on another machine
+    (a CPU with or without native bfloat16 differs several-fold in speed) trains as much."""
+    log = logs / f"{name}-s{seeds[0]}.jsonl"
+    if not log.is_file():
+        return None
+    steps = [json.loads(line).get("step", 0) for line in log.read_text().splitlines() if line]
+    return int(max(steps, default=0)) or None
 
 
 def set_name(size: int, protocol: Protocol) -> str:
@@ -205,7 +222,8 @@ def run_study(names: list[str], seeds: list[int], protocol: Protocol, runs: Path
             if not missing:
                 continue
             folder = runs / f"{name}-s{seed}"
-            trained = train_variant(name, seed, protocol, folder, threads, compile)
+            steps = None if seed == seeds[0] else budget_steps(logs, name, seeds)
+            trained = train_variant(name, seed, protocol, folder, threads, compile, steps=steps)
             log(f"{name} seed {seed}: trained {trained['steps']:.0f} steps, "
                 f"{trained['cpu_seconds'] / 60:.1f} CPU-min")
             logs.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from routecli.analysis.ablation import (
     VARIANTS,
     Evaluation,
     Protocol,
+    budget_steps,
     curves,
     markdown,
     parse_variants,
@@ -96,3 +97,26 @@ def test_a_tiny_study_trains_tests_and_resumes(tmp_path, monkeypatch):
     assert len(stored) == 4 and stored["no-fusion", 0, 7].train_steps == steps
     plot_curves(logs, tmp_path / "curves.png")
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_later_seeds_train_the_steps_the_first_seed_reached(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    # a CPU budget no run spends in 3 steps: seed 1 must stop at seed 0's step, not at the budget
+    protocol = Protocol(train_size=6, batch=2, rollouts=3, cpu_minutes=60.0, chunk=2,
+                        val_instances=2, test_sizes=(6,), test_num=2)
+    logs = tmp_path / "out" / "logs"
+    logs.mkdir(parents=True)
+    assert budget_steps(logs, "full", [0, 1]) is None
+    (logs / "full-s0.jsonl").write_text('{"event": "start", "step": 0}\n{"step": 2}\n'
+                                        '{"event": "resume", "step": 2}\n{"step": 3}\n')
+    assert budget_steps(logs, "full", [0, 1]) == 3
+    seed0_tested = {("full", 0, 6)}
+    stored: dict[tuple[str, int, int], Evaluation] = {}
+
+    def record(result):
+        stored[result.variant, result.seed, result.size] = result
+
+    run_study(["full"], [0, 1], protocol, tmp_path / "runs", logs,
+              lambda name, seed, size: (name, seed, size) in seed0_tested | set(stored), record,
+              compile=False, log=lambda line: None)
+    assert stored["full", 1, 6].train_steps == 3
