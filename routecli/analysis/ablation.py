@@ -317,7 +317,8 @@ def markdown(summary: dict[str, dict[int, Cell]], protocol: Protocol, command: s
                      + " | ".join(cells) + " |")
     return (f"TSP, trained on TSP-{protocol.train_size} ({protocol.batch} instances x "
             f"{protocol.rollouts} rollouts per step, lr {protocol.lr:g}) for "
-            f"{protocol.cpu_minutes:g} CPU-minutes per run; greedy decoding of "
+            f"{protocol.cpu_minutes:g} CPU-minutes (the first seed of each variant; the other "
+            f"seeds as many steps as it reached); greedy decoding of "
             f"{protocol.test_num} test instances per size (seed {protocol.test_seed}); gap to "
             f"PyVRP. ± sd: over seeds; diff ± se: mean gap minus full's, with the standard "
             f"error of the difference.\n\n" + "\n".join(lines) + f"\n\n```sh\n{command}\n```\n")
