@@ -1,0 +1,112 @@
+"""How close an imitation-trained improvement policy is to its teacher, on a PE curve's
+validation set.
+
+    .venv/bin/python benchmarks/imitation_accuracy.py data/runs/pe_curve/cvrp20-imitation-c300 \
+        --pe ipe_inv_xpe --seed 0 --out benchmarks/results/imitation_accuracy.md
+
+``benchmarks/pe_curve.py --budget cpu:...,imitation=K`` teaches DACT the best-improvement move
+(``routecli.improve.moves.best_pairwise``) of every state it visits. This script loads the
+trained state of one (PE, seed) of such a folder (``state/``, its ``test.npz`` validation set
+and ``reference.csv``) and improves the validation instances from the curve's seeded random
+tours for ``--steps`` moves three ways: the policy's sampled moves (what the curve measures),
+its most likely move (argmax), and the teacher's own move. For the argmax run it also gives the
+share of states where the policy's most likely move is the teacher's. A policy close to its
+teacher scores near the teacher; one that is not says that what it lacks is accuracy, not the
+target's form or the decoding. One thread; appends a markdown table with the commit to
+``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from routecli.atomic import atomic_write_text
+from routecli.generate.batch import load_batch
+from routecli.improve.env import initial_orders, make_instances
+from routecli.improve.model import load_model
+from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_tour_costs
+from routecli.improve.pairs import slug
+from routecli.improve.train import evaluate, make_env
+from routecli.nn.device import generator as seeded_generator
+from routecli.store import Provenance
+
+
+@torch.no_grad()
+def deterministic_run(model: torch.nn.Module, problem: str, batch: dict, steps: int, seed: int,
+                      teacher: bool) -> tuple[torch.Tensor, list[float]]:
+    """Best costs after ``steps`` argmax (or, with ``teacher``, best-improvement) moves from
+    the seeded random tours, and per step the share of states where argmax is the teacher's."""
+    data = make_instances(problem, batch)
+    env = make_env(model, data, initial_orders(data, seeded_generator("cpu", seed)), OPERATORS)
+    agreement = []
+    for _ in range(steps):
+        obs = env.observe()
+        assert obs.allowed is not None  # pairwise moves
+        costs = pairwise_tour_costs(env.order, env.data.coords, obs.allowed)  # [B, 3, V, V]
+        best = best_pairwise(costs)  # [B, 3]
+        if teacher:
+            action = best
+        else:
+            logits = model.move_logits(obs).float().flatten(1)
+            index = logits.masked_fill(~obs.allowed.flatten(1), -torch.inf).argmax(1)
+            v = costs.shape[-1]
+            action = torch.stack([index // (v * v), index // v % v, index % v], 1)
+            agreement.append((action == best).all(1).float().mean().item())
+        env.step(action)
+    return env.best, agreement
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="a benchmarks/pe_curve.py --out folder")
+    parser.add_argument("--pe", default="ipe_inv_xpe")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=None,
+                        help="improvement steps (default: the curve's evaluation steps)")
+    parser.add_argument("--out", type=Path, default=None, help="append the table to this file")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    protocol = json.loads((args.folder / "protocol.json").read_text())
+    state = args.folder / "state" / f"{slug(args.pe)}-s{args.seed}.pt"
+    if not state.is_file():
+        raise SystemExit(f"error: {state} is missing (the curve's trained state)")
+    problem, batch = load_batch(args.folder / "test.npz")
+    reference = np.array([float(line.split(",")[1]) for line in
+                          (args.folder / "reference.csv").read_text().split()[1:]])
+    steps = args.steps or int(protocol["eval_steps"])
+    seed = int(protocol["test_seed"])
+    model = load_model(state).eval()
+
+    def gap(costs: torch.Tensor) -> float:
+        return float((100.0 * (costs.double().numpy() - reference) / reference).mean())
+
+    sampled, _ = evaluate(model, problem, batch, steps, seed=seed)
+    argmax, agreement = deterministic_run(model, problem, batch, steps, seed, teacher=False)
+    teacher, _ = deterministic_run(model, problem, batch, steps, seed, teacher=True)
+    provenance = Provenance.current()
+    tenth = max(len(agreement) // 10, 1)
+    text = (
+        f"\n## {args.folder} {args.pe} seed {args.seed}: {steps} steps on "
+        f"{len(reference)} validation instances\n\n"
+        "| moves | gap to PyVRP | argmax = teacher's move, all steps | first tenth | last tenth |\n"
+        "|---|---:|---:|---:|---:|\n"
+        f"| policy, sampled | {gap(sampled):.2f}% | | | |\n"
+        f"| policy, argmax | {gap(argmax):.2f}% | {np.mean(agreement):.3f} | "
+        f"{np.mean(agreement[:tenth]):.3f} | {np.mean(agreement[-tenth:]):.3f} |\n"
+        f"| teacher (best improvement) | {gap(teacher):.2f}% | 1 | 1 | 1 |\n\n"
+        f"commit {provenance.commit}, {provenance.date}, `{provenance.command}`\n")
+    print(text)
+    if args.out is not None:
+        previous = args.out.read_text() if args.out.is_file() else \
+            "# Imitation-trained improvement policies against their teacher\n"
+        atomic_write_text(args.out, previous + text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
