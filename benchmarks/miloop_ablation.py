@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
                       jobs=args.jobs, log=lambda line: print(line, flush=True))
     except (RoutecliError, ValueError) as err:
         raise SystemExit(f"error: {err}") from None
+    except KeyboardInterrupt:
+        raise SystemExit("interrupted: the run in progress saved its last.pt; rerun the same "
+                         "command to resume") from None
     rows_path = args.out / "rows.csv"
     if not rows_path.is_file():
         raise SystemExit(f"error: {rows_path} has no rows yet")

@@ -146,7 +146,8 @@ def train_variant(name: str, seed: int, protocol: Protocol, folder: Path, thread
     while (trainer.step < steps if steps is not None
            else trainer.cpu_seconds < budget):  # NaN (a run that did not keep it) stops
         until = trainer.step + protocol.chunk
-        trainer.run(until_step=until if steps is None else min(until, steps))
+        if trainer.run(until_step=until if steps is None else min(until, steps)) is not None:
+            raise KeyboardInterrupt  # SIGINT/SIGTERM: last.pt is saved; the study resumes there
     return {"steps": trainer.step, "cpu_seconds": trainer.cpu_seconds}
 
 

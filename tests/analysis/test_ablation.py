@@ -120,3 +120,26 @@ def test_later_seeds_train_the_steps_the_first_seed_reached(tmp_path, monkeypatc
               lambda name, seed, size: (name, seed, size) in seed0_tested | set(stored), record,
               compile=False, log=lambda line: None)
     assert stored["full", 1, 6].train_steps == 3
+
+
+def test_a_signal_ends_the_study_after_saving_the_run(tmp_path, monkeypatch):
+    from routecli.miloop.train import Trainer
+    from routecli.train.stopping import StopReason
+
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    run = Trainer.run
+
+    def signalled(self, *args, **kwargs):  # as if SIGTERM arrived during the chunk
+        run(self, *args, **kwargs)
+        return StopReason.INTERRUPTED
+
+    monkeypatch.setattr(Trainer, "run", signalled)
+    protocol = Protocol(train_size=6, batch=2, rollouts=3, cpu_minutes=60.0, chunk=1,
+                        val_instances=2, test_sizes=(6,), test_num=2)
+    stored: list[Evaluation] = []
+    with pytest.raises(KeyboardInterrupt):
+        run_study(["full", "no-fusion"], [0], protocol, tmp_path / "runs", tmp_path / "logs",
+                  lambda name, seed, size: False, stored.append, compile=False,
+                  log=lambda line: None)
+    assert not stored and (tmp_path / "runs" / "full-s0" / "last.pt").is_file()
+    assert not (tmp_path / "runs" / "no-fusion-s0").exists()
