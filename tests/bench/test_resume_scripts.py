@@ -27,13 +27,14 @@ def rows(path: Path) -> list[dict[str, str]]:
 
 
 def kill_after_first_row(command: list[str], out: Path, env: dict[str, str]) -> int:
-    """Start ``command``, SIGKILL it once ``out`` holds a row; the rows it left."""
+    """Start ``command``, SIGKILL it and its children (its own process group) once ``out``
+    holds a row; the rows it left."""
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+                               stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
     while not rows(out) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
-    process.send_signal(signal.SIGKILL)
+    os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     return len(rows(out))
 
