@@ -30,11 +30,11 @@ from routecli.atomic import atomic_write_text
 from routecli.generate.batch import load_batch
 from routecli.improve.env import initial_orders, make_instances
 from routecli.improve.model import load_model
-from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_tour_costs
+from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_move, pairwise_tour_costs
 from routecli.improve.pairs import slug
 from routecli.improve.train import evaluate, make_env
 from routecli.nn.device import generator as seeded_generator
-from routecli.store import Provenance
+from routecli.store import Provenance, read_csv
 
 
 @torch.no_grad()
@@ -57,8 +57,7 @@ def deterministic_run(model: torch.nn.Module, problem: str, batch: dict, steps: 
         else:
             logits = model.move_logits(obs).float().flatten(1)
             index = logits.masked_fill(~obs.allowed.flatten(1), -torch.inf).argmax(1)
-            v = costs.shape[-1]
-            action = torch.stack([index // (v * v), index // v % v, index % v], 1)
+            action = pairwise_move(index, costs.shape[-1])
             flat = costs.flatten(1)
             chosen = flat.gather(1, index[:, None])[:, 0]
             least = flat.min(1).values
@@ -84,8 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     if not state.is_file():
         raise SystemExit(f"error: {state} is missing (the curve's trained state)")
     problem, batch = load_batch(args.folder / "test.npz")
-    reference = np.array([float(line.split(",")[1]) for line in
-                          (args.folder / "reference.csv").read_text().split()[1:]])
+    reference = np.array([float(r["cost"]) for r in read_csv(args.folder / "reference.csv")])
     steps = args.steps or int(protocol["eval_steps"])
     seed = int(protocol["test_seed"])
     model = load_model(state).eval()

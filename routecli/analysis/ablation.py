@@ -151,12 +151,12 @@ def train_variant(name: str, seed: int, protocol: Protocol, folder: Path, thread
     return {"steps": trainer.step, "cpu_seconds": trainer.cpu_seconds}
 
 
-def budget_steps(logs: Path, name: str, seeds: list[int]) -> int | None:
+def budget_steps(logs: Path, name: str, first_seed: int) -> int | None:
     """The steps the first seed of variant ``name`` took to spend the CPU budget (the last step
     of its log copied to ``logs``), or None while it has not run. The CPU budget is spent once
     per variant; the other seeds train that many steps, so a seed that runs on another machine
     (a CPU with or without native bfloat16 differs several-fold in speed) trains as much."""
-    log = logs / f"{name}-s{seeds[0]}.jsonl"
+    log = logs / f"{name}-s{first_seed}.jsonl"
     if not log.is_file():
         return None
     steps = [json.loads(line).get("step", 0) for line in log.read_text().splitlines() if line]
@@ -223,7 +223,7 @@ def run_study(names: list[str], seeds: list[int], protocol: Protocol, runs: Path
             if not missing:
                 continue
             folder = runs / f"{name}-s{seed}"
-            steps = None if seed == seeds[0] else budget_steps(logs, name, seeds)
+            steps = None if seed == seeds[0] else budget_steps(logs, name, seeds[0])
             trained = train_variant(name, seed, protocol, folder, threads, compile, steps=steps)
             log(f"{name} seed {seed}: trained {trained['steps']:.0f} steps, "
                 f"{trained['cpu_seconds'] / 60:.1f} CPU-min")

@@ -137,12 +137,16 @@ def pairwise_tour_costs(order: Tensor, coords: Tensor, allowed: Tensor) -> Tenso
     return costs
 
 
+def pairwise_move(index: Tensor, v: int) -> Tensor:
+    """The moves ``(op, u, v)`` ``[B, 3]`` at ``index`` ``[B]`` of the flattened
+    ``[B, 3, V, V]`` move layout."""
+    return torch.stack([index // (v * v), index // v % v, index % v], 1)
+
+
 def best_pairwise(costs: Tensor) -> Tensor:
     """The move ``(op, u, v)`` ``[B, 3]`` of least :func:`pairwise_tour_costs` (best
     improvement; the least worsening one when none improves): the imitation teacher."""
-    v = costs.shape[-1]
-    index = costs.flatten(1).argmin(1)
-    return torch.stack([index // (v * v), index // v % v, index % v], 1)
+    return pairwise_move(costs.flatten(1).argmin(1), costs.shape[-1])
 
 
 def _common(order: Tensor, is_customer: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:

@@ -106,10 +106,10 @@ def test_later_seeds_train_the_steps_the_first_seed_reached(tmp_path, monkeypatc
                         val_instances=2, test_sizes=(6,), test_num=2)
     logs = tmp_path / "out" / "logs"
     logs.mkdir(parents=True)
-    assert budget_steps(logs, "full", [0, 1]) is None
+    assert budget_steps(logs, "full", 0) is None
     (logs / "full-s0.jsonl").write_text('{"event": "start", "step": 0}\n{"step": 2}\n'
                                         '{"event": "resume", "step": 2}\n{"step": 3}\n')
-    assert budget_steps(logs, "full", [0, 1]) == 3
+    assert budget_steps(logs, "full", 0) == 3
     seed0_tested = {("full", 0, 6)}
     stored: dict[tuple[str, int, int], Evaluation] = {}
 
