@@ -1,0 +1,222 @@
+"""Can the DACT backbone learn its best-improvement teacher, given enough updates? Offline
+imitation on labelled states, with a learning curve.
+
+    .venv/bin/python benchmarks/imitation_fit.py --out data/runs/imitation_fit/cvrp20 \
+        --validation data/runs/pe_curve/cvrp20-imitation-c300 --pe ipe_inv_xpe,nope \
+        --updates 6000 --eval-every 500 --cpu-minutes 40
+
+The on-policy imitation pilots (``benchmarks/pe_curve.py --budget ...,imitation=K``) take one
+gradient step per few moves of 32 instances: under 4,000 updates in their whole budget, where
+DACT's recipe takes hundreds of thousands. This script separates the two questions. First it
+labels states once (``--out/states.pt``): ``--instances`` generated instances, each improved for
+``--trajectory`` moves from a random tour by an epsilon-greedy teacher (best improvement,
+:func:`routecli.improve.moves.best_pairwise`, or with probability ``--epsilon`` a uniformly
+random allowed move, so the states range from random tours to perturbed local optima); every
+``--keep-every``-th state is stored with its teacher move. Then, per PE, it takes ``--updates``
+Adam steps of cross-entropy towards the teacher's move on random minibatches of those states
+(the same states and minibatches for every PE), and every ``--eval-every`` updates measures on
+held-out states (the last ``--held-out`` instances' states, never trained on) how often the
+policy's most likely move is the teacher's, as good as it (CVRP's depot copies make moves
+equal), and improves the tour, and on the validation set of a ``benchmarks/pe_curve.py`` folder
+the gap of ``evaluate`` (its sampled moves, the curves' measure) to the folder's references.
+Rows in ``--out/curve.csv`` (a result store: commit, date, command); the weights, optimizer and
+data position are saved after every evaluation, and a rerun resumes. One thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from routecli.atomic import atomic_write_text
+from routecli.generate.batch import load_batch
+from routecli.improve.env import Env, Instances, initial_orders, make_instances
+from routecli.improve.model import DACT, DACTConfig
+from routecli.improve.moves import pairwise_move, pairwise_tour_costs
+from routecli.improve.pairs import slug
+from routecli.improve.train import data_seed, evaluate, generate_instances
+from routecli.nn.device import generator as seeded_generator
+from routecli.store import Provenance, ResultStore, read_csv
+
+COLUMNS = ("pe", "update", "train_cpu_s", "train_loss", "teacher", "tie", "improves",
+           "val_gap_pct")
+
+
+# --------------------------------------------------------------------------------------------
+# labelled states
+
+
+def label_states(problem: str, size: int, instances: int, trajectory: int, keep_every: int,
+                 epsilon: float, seed: int) -> dict[str, torch.Tensor | dict]:
+    """Run the epsilon-greedy teacher on every instance; keep every ``keep_every``-th state:
+    ``instance`` ``[S]``, ``order`` ``[S, V]``, ``last`` ``[S, 3]``, ``target`` ``[S]`` (the
+    flattened teacher move), and the generated ``batch``."""
+    batch = generate_instances(problem, size, instances, data_seed(seed, 0, 0))
+    data = make_instances(problem, batch)
+    generator = seeded_generator("cpu", seed)
+    env = Env(data, initial_orders(data, generator), window=data.slots - 1)
+    rows = torch.arange(data.size)
+    kept: dict[str, list[torch.Tensor]] = {"instance": [], "order": [], "last": [], "target": []}
+    for step in range(trajectory):
+        obs = env.observe()
+        assert obs.allowed is not None  # pairwise moves
+        costs = pairwise_tour_costs(env.order, data.coords, obs.allowed)  # [B, 3, V, V]
+        target = costs.flatten(1).argmin(1)  # [B]
+        if step % keep_every == 0:
+            for key, value in (("instance", rows), ("order", env.order), ("last", env.last),
+                               ("target", target)):
+                kept[key].append(value.clone())
+        uniform = torch.rand(obs.allowed.flatten(1).shape, generator=generator)
+        random_move = uniform.masked_fill(~obs.allowed.flatten(1), -1.0).argmax(1)
+        explore = torch.rand(data.size, generator=generator) < epsilon
+        env.step(pairwise_move(torch.where(explore, random_move, target), costs.shape[-1]))
+    return {"batch": batch, **{key: torch.cat(value) for key, value in kept.items()}}
+
+
+def state_env(data: Instances, states: dict, rows: torch.Tensor) -> Env:
+    """An env holding the stored states ``rows`` (their tours and previous moves)."""
+    env = Env(data.index(states["instance"][rows]), states["order"][rows],
+              window=data.slots - 1)
+    env.last = states["last"][rows]
+    return env
+
+
+# --------------------------------------------------------------------------------------------
+# one PE's curve
+
+
+@torch.no_grad()
+def held_out_shares(model: DACT, data: Instances, states: dict, rows: torch.Tensor
+                    ) -> dict[str, float]:
+    """Shares of held-out states where the argmax move is the teacher's, as good, improving."""
+    env = state_env(data, states, rows)
+    obs = env.observe()
+    assert obs.allowed is not None
+    costs = pairwise_tour_costs(env.order, env.data.coords, obs.allowed).flatten(1)
+    index = model.move_logits(obs).float().flatten(1).argmax(1)
+    chosen = costs.gather(1, index[:, None])[:, 0]
+    least = costs.min(1).values
+    return {"teacher": (index == states["target"][rows]).float().mean().item(),
+            "tie": (chosen <= least + 1e-6 * least.abs()).float().mean().item(),
+            "improves": (chosen < env.cost - 1e-6).float().mean().item()}
+
+
+def run_pe(pe: str, args: argparse.Namespace, states: dict, store: ResultStore,
+           validation: tuple[str, dict, np.ndarray, int, int], deadline: float) -> bool:
+    """Train and evaluate one PE up to ``args.updates``; False when the CPU budget ran out."""
+    problem, val_batch, reference, val_steps, val_seed = validation
+    data = make_instances(args.problem, states["batch"])
+    train_rows = (states["instance"] < args.instances - args.held_out).nonzero()[:, 0]
+    held_rows = (states["instance"] >= args.instances - args.held_out).nonzero()[:, 0]
+    torch.manual_seed(args.seed)
+    model = DACT(DACTConfig(problem=args.problem, pe=pe))
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    path = args.out / "state" / f"{slug(pe)}-s{args.seed}.pt"
+    update, cpu = 0, 0.0
+    if path.is_file():
+        saved = torch.load(path, weights_only=True)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        update, cpu = int(saved["update"]), float(saved["cpu"])
+    losses: list[float] = []
+    while update < args.updates:
+        if time.process_time() > deadline:
+            return False
+        started = time.process_time()
+        model.train(True)
+        pick = torch.randint(len(train_rows), (args.batch,),
+                             generator=torch.Generator().manual_seed(data_seed(args.seed, update)))
+        rows = train_rows[pick]
+        obs = state_env(data, states, rows).observe()
+        loss = F.cross_entropy(model.move_logits(obs).flatten(1), states["target"][rows])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        update += 1
+        cpu += time.process_time() - started
+        if update % args.eval_every == 0 or update == args.updates:
+            model.train(False)
+            shares = held_out_shares(model, data, states, held_rows)
+            best, _ = evaluate(model, problem, val_batch, val_steps, seed=val_seed)
+            gap = float((100.0 * (best.double().numpy() - reference) / reference).mean())
+            store.add(pe=pe, update=update, train_cpu_s=round(cpu, 1),
+                      train_loss=round(float(np.mean(losses)), 4), val_gap_pct=round(gap, 3),
+                      **{k: round(v, 4) for k, v in shares.items()})
+            print(f"{pe} update {update}: loss {np.mean(losses):.3f} teacher "
+                  f"{shares['teacher']:.3f} tie {shares['tie']:.3f} improves "
+                  f"{shares['improves']:.3f} gap {gap:.2f}% ({cpu / 60:.1f} CPU-min)", flush=True)
+            losses = []
+            path.parent.mkdir(parents=True, exist_ok=True)
+            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                        "update": update, "cpu": cpu}, path)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--validation", type=Path, required=True,
+                        help="a benchmarks/pe_curve.py folder (test.npz, reference.csv)")
+    parser.add_argument("--problem", default="cvrp")
+    parser.add_argument("--size", type=int, default=20)
+    parser.add_argument("--pe", default="ipe_inv_xpe,nope")
+    parser.add_argument("--instances", type=int, default=512)
+    parser.add_argument("--held-out", type=int, default=32)
+    parser.add_argument("--trajectory", type=int, default=200)
+    parser.add_argument("--keep-every", type=int, default=4)
+    parser.add_argument("--epsilon", type=float, default=0.25)
+    parser.add_argument("--updates", type=int, default=6000)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cpu-minutes", type=float, default=float("inf"))
+    args = parser.parse_args(argv)
+    if not 0 < args.held_out < args.instances:
+        parser.error("--held-out must be between 0 and --instances")
+    torch.set_num_threads(1)
+    deadline = time.process_time() + 60.0 * args.cpu_minutes
+    args.out.mkdir(parents=True, exist_ok=True)
+    settings = {k: getattr(args, k) for k in ("problem", "size", "instances", "held_out",
+                                              "trajectory", "keep_every", "epsilon", "batch",
+                                              "lr", "seed")}
+    protocol = args.out / "protocol.json"
+    if protocol.is_file() and json.loads(protocol.read_text()) != settings:
+        raise SystemExit(f"error: {protocol} holds other settings; use another --out")
+    atomic_write_text(protocol, json.dumps(settings, indent=1) + "\n")
+    states_path = args.out / "states.pt"
+    if states_path.is_file():
+        states = torch.load(states_path, weights_only=True)
+    else:
+        started = time.perf_counter()
+        states = label_states(args.problem, args.size, args.instances, args.trajectory,
+                              args.keep_every, args.epsilon, args.seed)
+        states["batch"] = {k: torch.as_tensor(v) for k, v in states["batch"].items()}
+        torch.save(states, states_path)
+        print(f"labelled {len(states['target'])} states in "
+              f"{time.perf_counter() - started:.0f} s", flush=True)
+    states["batch"] = {k: v.numpy() for k, v in states["batch"].items()}
+    problem, val_batch = load_batch(args.validation / "test.npz")
+    reference = np.array([float(r["cost"]) for r in read_csv(args.validation / "reference.csv")])
+    stored = json.loads((args.validation / "protocol.json").read_text())
+    validation = (problem, val_batch, reference, int(stored["eval_steps"]),
+                  int(stored["test_seed"]))
+    store = ResultStore(args.out / "curve.csv", ("commit", "date", "command", *COLUMNS),
+                        key=("pe", "update"), provenance=Provenance.current())
+    for pe in args.pe.split(","):
+        if not run_pe(pe, args, states, store, validation, deadline):
+            print("the CPU budget ran out; rerun the same command to resume")
+            return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
