@@ -14,11 +14,14 @@ labels states once (``--out/states.pt``): ``--instances`` generated instances, e
 random allowed move, so the states range from random tours to perturbed local optima); every
 ``--keep-every``-th state is stored with its teacher move. Then, per PE, it takes ``--updates``
 Adam steps of cross-entropy towards the teacher's move on random minibatches of those states
-(the same states and minibatches for every PE), and every ``--eval-every`` updates measures on
-held-out states (the last ``--held-out`` instances' states, never trained on) how often the
-policy's most likely move is the teacher's, as good as it (CVRP's depot copies make moves
-equal), and improves the tour, and on the validation set of a ``benchmarks/pe_curve.py`` folder
-the gap of ``evaluate`` (its sampled moves, the curves' measure) to the folder's references.
+(the same states and minibatches for every PE; ``--target ties`` maximises the probability of
+any move as good as the teacher's instead of its one move; ``--train-states improvable`` leaves
+out the local optima, where the teacher's move is an arbitrary least-worsening one). Every
+``--eval-every`` updates it measures on held-out states (the last ``--held-out`` instances',
+never trained on) the imitation loss and, where some move shortens the tour, how often the
+policy's most likely move is the teacher's, as good as it, and shortens the tour; and on the
+validation set of a ``benchmarks/pe_curve.py`` folder the gap of ``evaluate`` (its sampled
+moves, the curves' measure) to the folder's references.
 Rows in ``--out/curve.csv`` (a result store: commit, date, command); the weights, optimizer and
 data position are saved after every evaluation, and a rerun resumes. One thread.
 """
@@ -45,8 +48,8 @@ from routecli.improve.train import data_seed, evaluate, generate_instances
 from routecli.nn.device import generator as seeded_generator
 from routecli.store import Provenance, ResultStore, read_csv
 
-COLUMNS = ("pe", "update", "train_cpu_s", "train_loss", "teacher", "tie", "improves",
-           "val_gap_pct")
+COLUMNS = ("pe", "update", "train_cpu_s", "train_loss", "held_loss", "teacher", "tie",
+           "improves", "val_gap_pct")
 
 
 # --------------------------------------------------------------------------------------------
@@ -63,15 +66,20 @@ def label_states(problem: str, size: int, instances: int, trajectory: int, keep_
     generator = seeded_generator("cpu", seed)
     env = Env(data, initial_orders(data, generator), window=data.slots - 1)
     rows = torch.arange(data.size)
-    kept: dict[str, list[torch.Tensor]] = {"instance": [], "order": [], "last": [], "target": []}
+    kept: dict[str, list[torch.Tensor]] = {"instance": [], "order": [], "last": [], "target": [],
+                                           "ties": [], "improvable": []}
     for step in range(trajectory):
         obs = env.observe()
         assert obs.allowed is not None  # pairwise moves
         costs = pairwise_tour_costs(env.order, data.coords, obs.allowed)  # [B, 3, V, V]
-        target = costs.flatten(1).argmin(1)  # [B]
+        flat = costs.flatten(1)
+        target = flat.argmin(1)  # [B]
+        least = flat.min(1, keepdim=True).values
+        ties = flat <= least + 1e-6 * least.abs()  # [B, M] every move as good as the teacher's
         if step % keep_every == 0:
             for key, value in (("instance", rows), ("order", env.order), ("last", env.last),
-                               ("target", target)):
+                               ("target", target), ("ties", ties),
+                               ("improvable", least[:, 0] < env.cost - 1e-6)):
                 kept[key].append(value.clone())
         uniform = torch.rand(obs.allowed.flatten(1).shape, generator=generator)
         random_move = uniform.masked_fill(~obs.allowed.flatten(1), -1.0).argmax(1)
@@ -92,20 +100,40 @@ def state_env(data: Instances, states: dict, rows: torch.Tensor) -> Env:
 # one PE's curve
 
 
+def imitation_loss(logits: torch.Tensor, states: dict, rows: torch.Tensor,
+                   target: str) -> torch.Tensor:
+    """Cross-entropy of the flattened move ``logits`` ``[R, M]`` towards the teacher's move
+    (``target`` ``move``) or towards any move as good as it (``ties``: ``-log P(tie set)``)."""
+    if target == "ties":
+        best = logits.masked_fill(~states["ties"][rows], float("-inf"))
+        return (logits.logsumexp(1) - best.logsumexp(1)).mean()
+    return F.cross_entropy(logits, states["target"][rows])
+
+
 @torch.no_grad()
-def held_out_shares(model: DACT, data: Instances, states: dict, rows: torch.Tensor
-                    ) -> dict[str, float]:
-    """Shares of held-out states where the argmax move is the teacher's, as good, improving."""
+def held_out_metrics(model: DACT, data: Instances, states: dict, rows: torch.Tensor,
+                     target: str) -> dict[str, float]:
+    """On held-out states ``rows``: the imitation loss, and over those where some move
+    shortens the tour the shares where the argmax move is the teacher's, as good as it, and
+    shortens the tour (at a local optimum the teacher's move is an arbitrary least-worsening
+    one, so those states are left out of the shares)."""
     env = state_env(data, states, rows)
     obs = env.observe()
     assert obs.allowed is not None
+    logits = model.move_logits(obs).float().flatten(1)
+    improvable = states["improvable"][rows]
     costs = pairwise_tour_costs(env.order, env.data.coords, obs.allowed).flatten(1)
-    index = model.move_logits(obs).float().flatten(1).argmax(1)
+    index = logits.argmax(1)
     chosen = costs.gather(1, index[:, None])[:, 0]
     least = costs.min(1).values
-    return {"teacher": (index == states["target"][rows]).float().mean().item(),
-            "tie": (chosen <= least + 1e-6 * least.abs()).float().mean().item(),
-            "improves": (chosen < env.cost - 1e-6).float().mean().item()}
+
+    def share(hit: torch.Tensor) -> float:
+        return hit[improvable].float().mean().item()
+
+    return {"held_loss": imitation_loss(logits, states, rows, target).item(),
+            "teacher": share(index == states["target"][rows]),
+            "tie": share(chosen <= least + 1e-6 * least.abs()),
+            "improves": share(chosen < env.cost - 1e-6)}
 
 
 def run_pe(pe: str, args: argparse.Namespace, states: dict, store: ResultStore,
@@ -113,8 +141,10 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, store: ResultStore,
     """Train and evaluate one PE up to ``args.updates``; False when the CPU budget ran out."""
     problem, val_batch, reference, val_steps, val_seed = validation
     data = make_instances(args.problem, states["batch"])
-    train_rows = (states["instance"] < args.instances - args.held_out).nonzero()[:, 0]
-    held_rows = (states["instance"] >= args.instances - args.held_out).nonzero()[:, 0]
+    eligible = states["improvable"] if args.train_states == "improvable" else \
+        torch.ones_like(states["improvable"])
+    train = eligible & (states["instance"] < args.instances - args.held_out)
+    train_rows, held_rows = train.nonzero()[:, 0], (eligible & ~train).nonzero()[:, 0]
     torch.manual_seed(args.seed)
     model = DACT(DACTConfig(problem=args.problem, pe=pe))
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -135,7 +165,7 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, store: ResultStore,
                              generator=torch.Generator().manual_seed(data_seed(args.seed, update)))
         rows = train_rows[pick]
         obs = state_env(data, states, rows).observe()
-        loss = F.cross_entropy(model.move_logits(obs).flatten(1), states["target"][rows])
+        loss = imitation_loss(model.move_logits(obs).flatten(1), states, rows, args.target)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -144,13 +174,14 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, store: ResultStore,
         cpu += time.process_time() - started
         if update % args.eval_every == 0 or update == args.updates:
             model.train(False)
-            shares = held_out_shares(model, data, states, held_rows)
+            shares = held_out_metrics(model, data, states, held_rows, args.target)
             best, _ = evaluate(model, problem, val_batch, val_steps, seed=val_seed)
             gap = float((100.0 * (best.double().numpy() - reference) / reference).mean())
             store.add(pe=pe, update=update, train_cpu_s=round(cpu, 1),
                       train_loss=round(float(np.mean(losses)), 4), val_gap_pct=round(gap, 3),
                       **{k: round(v, 4) for k, v in shares.items()})
-            print(f"{pe} update {update}: loss {np.mean(losses):.3f} teacher "
+            print(f"{pe} update {update}: loss {np.mean(losses):.3f} held-out "
+                  f"{shares['held_loss']:.3f} teacher "
                   f"{shares['teacher']:.3f} tie {shares['tie']:.3f} improves "
                   f"{shares['improves']:.3f} gap {gap:.2f}% ({cpu / 60:.1f} CPU-min)", flush=True)
             losses = []
@@ -176,6 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--updates", type=int, default=6000)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--target", choices=("move", "ties"), default="move",
+                        help="the teacher's move, or any move as good as it (depot copies "
+                             "make several moves equal)")
+    parser.add_argument("--train-states", choices=("all", "improvable"), default="all",
+                        help="train on every state, or only where some move shortens the tour")
     parser.add_argument("--eval-every", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cpu-minutes", type=float, default=float("inf"))
@@ -187,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     settings = {k: getattr(args, k) for k in ("problem", "size", "instances", "held_out",
                                               "trajectory", "keep_every", "epsilon", "batch",
-                                              "lr", "seed")}
+                                              "lr", "target", "train_states", "seed")}
     protocol = args.out / "protocol.json"
     if protocol.is_file() and json.loads(protocol.read_text()) != settings:
         raise SystemExit(f"error: {protocol} holds other settings; use another --out")
