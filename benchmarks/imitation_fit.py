@@ -57,8 +57,10 @@ COLUMNS = ("pe", "update", "train_cpu_s", "train_loss", "held_loss", "teacher", 
 
 
 def label_states(problem: str, size: int, instances: int, trajectory: int, keep_every: int,
-                 epsilon: float, seed: int) -> dict[str, torch.Tensor | dict]:
-    """Run the epsilon-greedy teacher on every instance; keep every ``keep_every``-th state:
+                 epsilon: float, seed: int, improvable_only: bool
+                 ) -> dict[str, torch.Tensor | dict]:
+    """Run the epsilon-greedy teacher on every instance; keep every ``keep_every``-th state
+    (with ``improvable_only``, those where some move shortens the tour):
     ``instance`` ``[S]``, ``order`` ``[S, V]``, ``last`` ``[S, 3]``, ``target`` ``[S]`` (the
     flattened teacher move), and the generated ``batch``."""
     batch = generate_instances(problem, size, instances, data_seed(seed, 0, 0))
@@ -76,11 +78,12 @@ def label_states(problem: str, size: int, instances: int, trajectory: int, keep_
         target = flat.argmin(1)  # [B]
         least = flat.min(1, keepdim=True).values
         ties = flat <= least + 1e-6 * least.abs()  # [B, M] every move as good as the teacher's
+        improvable = least[:, 0] < env.cost - 1e-6
+        keep = improvable if improvable_only else torch.ones_like(improvable)
         if step % keep_every == 0:
             for key, value in (("instance", rows), ("order", env.order), ("last", env.last),
-                               ("target", target), ("ties", ties),
-                               ("improvable", least[:, 0] < env.cost - 1e-6)):
-                kept[key].append(value.clone())
+                               ("target", target), ("ties", ties), ("improvable", improvable)):
+                kept[key].append(value[keep].clone())
         uniform = torch.rand(obs.allowed.flatten(1).shape, generator=generator)
         random_move = uniform.masked_fill(~obs.allowed.flatten(1), -1.0).argmax(1)
         explore = torch.rand(data.size, generator=generator) < epsilon
@@ -234,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         started = time.perf_counter()
         states = label_states(args.problem, args.size, args.instances, args.trajectory,
-                              args.keep_every, args.epsilon, args.seed)
+                              args.keep_every, args.epsilon, args.seed,
+                              improvable_only=args.train_states == "improvable")
         states["batch"] = {k: torch.as_tensor(v) for k, v in states["batch"].items()}
         torch.save(states, states_path)
         print(f"labelled {len(states['target'])} states in "
