@@ -24,6 +24,7 @@ validation set of a ``benchmarks/pe_curve.py`` folder the gap of ``evaluate`` (i
 moves, the curves' measure) to the folder's references.
 Rows in ``--out/curve.csv`` (a result store: commit, date, command); the weights, optimizer and
 data position are saved after every evaluation, and a rerun resumes. One thread.
+``--report STEM --out A --out B`` writes ``STEM.md`` and ``STEM.png`` from the folders' rows.
 """
 
 from __future__ import annotations
@@ -194,10 +195,66 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, store: ResultStore,
     return True
 
 
+# --------------------------------------------------------------------------------------------
+# report
+
+
+def report(folders: list[Path], stem: Path) -> str:
+    """``STEM.md`` (every row of every folder) and ``STEM.png`` (validation gap and held-out
+    loss against updates, a line per folder and PE); returns the markdown."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from routecli.plots.figure import save_png
+
+    lines = ["# Offline imitation of best improvement: DACT backbone learning curves", ""]
+    fig, (gap_ax, loss_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for folder in folders:
+        settings = json.loads((folder / "protocol.json").read_text())
+        rows = read_csv(folder / "curve.csv")
+        lines += [f"## `{folder}`", "", "Settings: " + ", ".join(
+            f"{k} {v}" for k, v in settings.items()) + ".", "",
+            "| PE | updates | CPU-min | train loss | held-out loss | argmax = teacher | "
+            "argmax as good | argmax improves | validation gap |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in rows:
+            lines.append(f"| {r['pe']} | {int(r['update']):,} | "
+                         f"{float(r['train_cpu_s']) / 60:.1f} | {r['train_loss']} | "
+                         f"{r.get('held_loss') or '-'} | {r['teacher']} | {r['tie']} | "
+                         f"{r['improves']} | {float(r['val_gap_pct']):.2f}% |")
+        commits = sorted({r["commit"] for r in rows})
+        lines += ["", f"Commits: {', '.join(commits)}.", ""]
+        for pe in dict.fromkeys(r["pe"] for r in rows):
+            mine = [r for r in rows if r["pe"] == pe]
+            updates = [int(r["update"]) for r in mine]
+            label = f"{folder.name} {pe}"
+            gap_ax.plot(updates, [float(r["val_gap_pct"]) for r in mine], "o-", label=label)
+            held = [(u, float(r["held_loss"])) for u, r in zip(updates, mine, strict=True)
+                    if r.get("held_loss")]
+            if held:
+                loss_ax.plot(*zip(*held, strict=True), "o-", label=label)
+    gap_ax.set(xlabel="updates", ylabel="validation gap to PyVRP (%)",
+               title="sampled moves, 300 steps")
+    loss_ax.set(xlabel="updates", ylabel="held-out imitation loss (nats)",
+                title="states never trained on")
+    for ax in (gap_ax, loss_ax):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    save_png(fig, stem.with_suffix(".png"))
+    text = "\n".join(lines)
+    atomic_write_text(stem.with_suffix(".md"), text)
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--validation", type=Path, required=True,
+    parser.add_argument("--out", type=Path, required=True, action="append",
+                        help="the run's folder (with --report: one or more)")
+    parser.add_argument("--report", type=Path, default=None,
+                        help="write STEM.md and STEM.png from the --out folders, train nothing")
+    parser.add_argument("--validation", type=Path,
                         help="a benchmarks/pe_curve.py folder (test.npz, reference.csv)")
     parser.add_argument("--problem", default="cvrp")
     parser.add_argument("--size", type=int, default=20)
@@ -219,6 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cpu-minutes", type=float, default=float("inf"))
     args = parser.parse_args(argv)
+    if args.report is not None:
+        print(report(args.out, args.report))
+        return 0
+    if len(args.out) != 1 or args.validation is None:
+        parser.error("training takes one --out folder and --validation")
+    args.out = args.out[0]
     if not 0 < args.held_out < args.instances:
         parser.error("--held-out must be between 0 and --instances")
     torch.set_num_threads(1)

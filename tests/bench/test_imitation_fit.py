@@ -1,0 +1,78 @@
+"""benchmarks/imitation_fit.py on a tiny protocol: its labelled states are the teacher's, its
+rows resume, and its report reads them."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from routecli.improve.env import Env, make_instances
+from routecli.improve.moves import pairwise_tour_costs
+from routecli.improve.train import generate_instances
+from routecli.store import read_csv
+
+ROOT = Path(__file__).parents[2]
+
+
+def validation_folder(folder: Path) -> Path:
+    """A pe_curve-like validation set: 2 CVRP-6 instances, 2 evaluation steps."""
+    folder.mkdir()
+    batch = generate_instances("cvrp", 6, 2, seed=5)
+    np.savez(folder / "test.npz", problem=np.array("cvrp"), **batch)
+    (folder / "reference.csv").write_text("cost\n4.0\n4.0\n")
+    (folder / "protocol.json").write_text(json.dumps({"eval_steps": 2, "test_seed": 3}))
+    return folder
+
+
+def run(out: Path, validation: Path, *extra: str) -> None:
+    command = [sys.executable, "benchmarks/imitation_fit.py", "--out", str(out),
+               "--validation", str(validation), "--size", "6", "--instances", "6",
+               "--held-out", "2", "--trajectory", "6", "--keep-every", "1", "--batch", "4",
+               "--eval-every", "2", "--pe", "ipe_inv_xpe", *extra]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True)
+
+
+def test_states_rows_resume_and_report(tmp_path):
+    validation = validation_folder(tmp_path / "val")
+    out = tmp_path / "fit"
+    run(out, validation, "--updates", "2", "--target", "ties", "--train-states", "improvable")
+    run(out, validation, "--updates", "4", "--target", "ties", "--train-states", "improvable")
+    rows = read_csv(out / "curve.csv")
+    assert [int(r["update"]) for r in rows] == [2, 4]  # the rerun resumed, nothing twice
+    assert all(0.0 <= float(r[k]) <= 1.0 for r in rows for k in ("teacher", "tie", "improves"))
+
+    states = torch.load(out / "states.pt", weights_only=True)
+    data = make_instances("cvrp", {k: v.numpy() for k, v in states["batch"].items()})
+    env = Env(data.index(states["instance"]), states["order"], window=data.slots - 1)
+    env.last = states["last"]
+    obs = env.observe()
+    costs = pairwise_tour_costs(env.order, env.data.coords, obs.allowed).flatten(1)
+    rows_ = torch.arange(len(costs))
+    assert torch.equal(states["target"], costs.argmin(1))  # the teacher's best move
+    assert states["ties"][rows_, states["target"]].all()  # its tie set holds it
+    least = costs.min(1, keepdim=True).values
+    assert torch.equal(states["ties"], costs <= least + 1e-6 * least.abs())
+    assert states["improvable"].all()  # only improvable states were kept
+    assert (costs.min(1).values < env.cost - 1e-6).all()
+
+    stem = tmp_path / "report"
+    subprocess.run([sys.executable, "benchmarks/imitation_fit.py", "--report", str(stem),
+                    "--out", str(out)], cwd=ROOT, check=True, capture_output=True)
+    text = stem.with_suffix(".md").read_text()
+    assert "| ipe_inv_xpe | 4 |" in text and stem.with_suffix(".png").stat().st_size > 0
+
+
+def test_other_settings_in_the_same_folder_are_refused(tmp_path):
+    validation = validation_folder(tmp_path / "val")
+    out = tmp_path / "fit"
+    run(out, validation, "--updates", "2")
+    failed = subprocess.run([sys.executable, "benchmarks/imitation_fit.py", "--out", str(out),
+                             "--validation", str(validation), "--size", "6", "--instances", "6",
+                             "--held-out", "2", "--trajectory", "6", "--lr", "0.1"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert failed.returncode != 0 and "other settings" in failed.stderr
