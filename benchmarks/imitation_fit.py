@@ -23,7 +23,9 @@ policy's most likely move is the teacher's, as good as it, and shortens the tour
 validation set of a ``benchmarks/pe_curve.py`` folder the gap of ``evaluate`` (its sampled
 moves, the curves' measure) to the folder's references.
 Rows in ``--out/curve.csv`` (a result store: commit, date, command); the weights, optimizer and
-data position are saved after every evaluation, and a rerun resumes. One thread.
+data position are saved after every evaluation, and a rerun resumes. ``--final-eval 1000x8``:
+after training, the validation gap at larger budgets (steps x symmetric images), rows in
+``--out/final.csv``. One thread.
 ``--report STEM --out A --out B`` writes ``STEM.md`` and ``STEM.png`` from the folders' rows.
 """
 
@@ -49,6 +51,7 @@ from routecli.improve.train import data_seed, evaluate, generate_instances
 from routecli.nn.device import generator as seeded_generator
 from routecli.store import Provenance, ResultStore, read_csv
 
+FINAL_COLUMNS = ("pe", "update", "eval_steps", "augment", "val_gap_pct", "eval_seconds")
 COLUMNS = ("pe", "update", "train_cpu_s", "train_loss", "held_loss", "teacher", "tie",
            "improves", "val_gap_pct")
 
@@ -140,9 +143,11 @@ def held_out_metrics(model: DACT, data: Instances, states: dict, rows: torch.Ten
             "improves": share(chosen < env.cost - 1e-6)}
 
 
-def run_pe(pe: str, args: argparse.Namespace, states: dict, store: ResultStore,
+def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[ResultStore, ...],
            validation: tuple[str, dict, np.ndarray, int, int], deadline: float) -> bool:
-    """Train and evaluate one PE up to ``args.updates``; False when the CPU budget ran out."""
+    """Train and evaluate one PE up to ``args.updates``, then evaluate it at each of the
+    ``--final-eval`` budgets; False when the CPU budget ran out."""
+    store, final = stores
     problem, val_batch, reference, val_steps, val_seed = validation
     data = make_instances(args.problem, states["batch"])
     eligible = states["improvable"] if args.train_states == "improvable" else \
@@ -192,7 +197,29 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, store: ResultStore,
             path.parent.mkdir(parents=True, exist_ok=True)
             torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                         "update": update, "cpu": cpu}, path)
+    model.train(False)
+    for steps, augment in args.final_eval:
+        if final.done(pe=pe, update=update, eval_steps=steps, augment=augment):
+            continue
+        if time.process_time() > deadline:
+            return False
+        started = time.perf_counter()
+        best, _ = evaluate(model, problem, val_batch, steps, seed=val_seed, augment=augment)
+        gap = float((100.0 * (best.double().numpy() - reference) / reference).mean())
+        final.add(pe=pe, update=update, eval_steps=steps, augment=augment,
+                  val_gap_pct=round(gap, 3), eval_seconds=round(time.perf_counter() - started, 1))
+        print(f"{pe} after {update} updates, {steps} steps x {augment} images: {gap:.2f}%",
+              flush=True)
     return True
+
+
+def budgets(text: str) -> list[tuple[int, int]]:
+    """``300x1,1000x8`` -> ``[(300, 1), (1000, 8)]`` (improvement steps x symmetric images)."""
+    out = []
+    for item in filter(None, text.split(",")):
+        steps, _, images = item.partition("x")
+        out.append((int(steps), int(images or 1)))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,6 +251,15 @@ def report(folders: list[Path], stem: Path) -> str:
                          f"{float(r['train_cpu_s']) / 60:.1f} | {r['train_loss']} | "
                          f"{r.get('held_loss') or '-'} | {r['teacher']} | {r['tie']} | "
                          f"{r['improves']} | {float(r['val_gap_pct']):.2f}% |")
+        if (folder / "final.csv").is_file():
+            lines += ["", "After training, the validation gap at larger budgets "
+                      "(improvement steps x symmetric images, best over the images):", "",
+                      "| PE | updates | steps x images | validation gap | seconds |",
+                      "|---|---:|---:|---:|---:|"]
+            for r in read_csv(folder / "final.csv"):
+                lines.append(f"| {r['pe']} | {int(r['update']):,} | {r['eval_steps']} x "
+                             f"{r['augment']} | {float(r['val_gap_pct']):.2f}% | "
+                             f"{r['eval_seconds']} |")
         commits = sorted({r["commit"] for r in rows})
         lines += ["", f"Commits: {', '.join(commits)}.", ""]
         for pe in dict.fromkeys(r["pe"] for r in rows):
@@ -273,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-states", choices=("all", "improvable"), default="all",
                         help="train on every state, or only where some move shortens the tour")
     parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--final-eval", type=budgets, default=[],
+                        help="after training, the validation gap at each STEPSxIMAGES budget, "
+                             "e.g. 300x1,1000x8 (rows in --out/final.csv)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cpu-minutes", type=float, default=float("inf"))
     args = parser.parse_args(argv)
@@ -314,8 +353,11 @@ def main(argv: list[str] | None = None) -> int:
                   int(stored["test_seed"]))
     store = ResultStore(args.out / "curve.csv", ("commit", "date", "command", *COLUMNS),
                         key=("pe", "update"), provenance=Provenance.current())
+    final = ResultStore(args.out / "final.csv", ("commit", "date", "command", *FINAL_COLUMNS),
+                        key=("pe", "update", "eval_steps", "augment"),
+                        provenance=Provenance.current())
     for pe in args.pe.split(","):
-        if not run_pe(pe, args, states, store, validation, deadline):
+        if not run_pe(pe, args, states, (store, final), validation, deadline):
             print("the CPU budget ran out; rerun the same command to resume")
             return 0
     return 0

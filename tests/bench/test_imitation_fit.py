@@ -41,8 +41,12 @@ def test_states_rows_resume_and_report(tmp_path):
     validation = validation_folder(tmp_path / "val")
     out = tmp_path / "fit"
     run(out, validation, "--updates", "2", "--target", "ties", "--train-states", "improvable")
-    run(out, validation, "--updates", "4", "--target", "ties", "--train-states", "improvable")
+    run(out, validation, "--updates", "4", "--target", "ties", "--train-states", "improvable",
+        "--final-eval", "2x1,2x2")
     rows = read_csv(out / "curve.csv")
+    final = read_csv(out / "final.csv")
+    assert [(r["update"], r["eval_steps"], r["augment"]) for r in final] == \
+        [("4", "2", "1"), ("4", "2", "2")]
     assert [int(r["update"]) for r in rows] == [2, 4]  # the rerun resumed, nothing twice
     assert all(0.0 <= float(r[k]) <= 1.0 for r in rows for k in ("teacher", "tie", "improves"))
 
@@ -64,7 +68,8 @@ def test_states_rows_resume_and_report(tmp_path):
     subprocess.run([sys.executable, "benchmarks/imitation_fit.py", "--report", str(stem),
                     "--out", str(out)], cwd=ROOT, check=True, capture_output=True)
     text = stem.with_suffix(".md").read_text()
-    assert "| ipe_inv_xpe | 4 |" in text and stem.with_suffix(".png").stat().st_size > 0
+    assert "| ipe_inv_xpe | 4 |" in text and "| ipe_inv_xpe | 4 | 2 x 2 |" in text
+    assert stem.with_suffix(".png").stat().st_size > 0
 
 
 def test_other_settings_in_the_same_folder_are_refused(tmp_path):
