@@ -30,7 +30,13 @@ from routecli.atomic import atomic_write_text
 from routecli.generate.batch import load_batch
 from routecli.improve.env import initial_orders, make_instances
 from routecli.improve.model import load_model
-from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_move, pairwise_tour_costs
+from routecli.improve.moves import (
+    OPERATORS,
+    as_good_as_best,
+    best_pairwise,
+    pairwise_move,
+    pairwise_tour_costs,
+)
 from routecli.improve.pairs import slug
 from routecli.improve.train import evaluate, make_env
 from routecli.nn.device import generator as seeded_generator
@@ -60,9 +66,9 @@ def deterministic_run(model: torch.nn.Module, problem: str, batch: dict, steps: 
             action = pairwise_move(index, costs.shape[-1])
             flat = costs.flatten(1)
             chosen = flat.gather(1, index[:, None])[:, 0]
-            least = flat.min(1).values
+            tie = as_good_as_best(flat).gather(1, index[:, None])[:, 0]
             shares["teacher"].append((action == best).all(1).float().mean().item())
-            shares["tie"].append((chosen <= least + 1e-6 * least.abs()).float().mean().item())
+            shares["tie"].append(tie.float().mean().item())
             shares["improves"].append((chosen < env.cost - 1e-6).float().mean().item())
         env.step(action)
     return env.best, shares

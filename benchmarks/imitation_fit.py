@@ -36,6 +36,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -45,7 +46,7 @@ from routecli.atomic import atomic_write_text
 from routecli.generate.batch import load_batch
 from routecli.improve.env import Env, Instances, initial_orders, make_instances
 from routecli.improve.model import DACT, DACTConfig
-from routecli.improve.moves import pairwise_move, pairwise_tour_costs
+from routecli.improve.moves import as_good_as_best, pairwise_move, pairwise_tour_costs
 from routecli.improve.pairs import slug
 from routecli.improve.train import data_seed, evaluate, generate_instances
 from routecli.nn.device import generator as seeded_generator
@@ -80,9 +81,8 @@ def label_states(problem: str, size: int, instances: int, trajectory: int, keep_
         costs = pairwise_tour_costs(env.order, data.coords, obs.allowed)  # [B, 3, V, V]
         flat = costs.flatten(1)
         target = flat.argmin(1)  # [B]
-        least = flat.min(1, keepdim=True).values
-        ties = flat <= least + 1e-6 * least.abs()  # [B, M] every move as good as the teacher's
-        improvable = least[:, 0] < env.cost - 1e-6
+        ties = as_good_as_best(flat)  # [B, M] every move as good as the teacher's
+        improvable = flat.min(1).values < env.cost - 1e-6
         keep = improvable if improvable_only else torch.ones_like(improvable)
         if step % keep_every == 0:
             for key, value in (("instance", rows), ("order", env.order), ("last", env.last),
@@ -132,23 +132,45 @@ def held_out_metrics(model: DACT, data: Instances, states: dict, rows: torch.Ten
     costs = pairwise_tour_costs(env.order, env.data.coords, obs.allowed).flatten(1)
     index = logits.argmax(1)
     chosen = costs.gather(1, index[:, None])[:, 0]
-    least = costs.min(1).values
 
     def share(hit: torch.Tensor) -> float:
         return hit[improvable].float().mean().item()
 
     return {"held_loss": imitation_loss(logits, states, rows, target).item(),
             "teacher": share(index == states["target"][rows]),
-            "tie": share(chosen <= least + 1e-6 * least.abs()),
+            "tie": share(as_good_as_best(costs).gather(1, index[:, None])[:, 0]),
             "improves": share(chosen < env.cost - 1e-6)}
 
 
+class Validation(NamedTuple):
+    """A ``benchmarks/pe_curve.py`` folder's validation set, references and evaluation."""
+
+    problem: str
+    batch: dict
+    reference: np.ndarray
+    steps: int
+    seed: int
+
+    @classmethod
+    def load(cls, folder: Path) -> Validation:
+        problem, batch = load_batch(folder / "test.npz")
+        stored = json.loads((folder / "protocol.json").read_text())
+        return cls(problem, batch,
+                   np.array([float(r["cost"]) for r in read_csv(folder / "reference.csv")]),
+                   int(stored["eval_steps"]), int(stored["test_seed"]))
+
+    def gap(self, model: DACT, steps: int | None = None, augment: int = 1) -> float:
+        """Mean gap (%) of ``evaluate``'s best tours (``steps``: default the folder's)."""
+        best, _ = evaluate(model, self.problem, self.batch, steps or self.steps,
+                           seed=self.seed, augment=augment)
+        return float((100.0 * (best.double().numpy() - self.reference) / self.reference).mean())
+
+
 def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[ResultStore, ...],
-           validation: tuple[str, dict, np.ndarray, int, int], deadline: float) -> bool:
+           validation: Validation, deadline: float) -> bool:
     """Train and evaluate one PE up to ``args.updates``, then evaluate it at each of the
     ``--final-eval`` budgets; False when the CPU budget ran out."""
     store, final = stores
-    problem, val_batch, reference, val_steps, val_seed = validation
     data = make_instances(args.problem, states["batch"])
     eligible = states["improvable"] if args.train_states == "improvable" else \
         torch.ones_like(states["improvable"])
@@ -184,8 +206,7 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[Result
         if update % args.eval_every == 0 or update == args.updates:
             model.train(False)
             shares = held_out_metrics(model, data, states, held_rows, args.target)
-            best, _ = evaluate(model, problem, val_batch, val_steps, seed=val_seed)
-            gap = float((100.0 * (best.double().numpy() - reference) / reference).mean())
+            gap = validation.gap(model)
             store.add(pe=pe, update=update, train_cpu_s=round(cpu, 1),
                       train_loss=round(float(np.mean(losses)), 4), val_gap_pct=round(gap, 3),
                       **{k: round(v, 4) for k, v in shares.items()})
@@ -204,8 +225,7 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[Result
         if time.process_time() > deadline:
             return False
         started = time.perf_counter()
-        best, _ = evaluate(model, problem, val_batch, steps, seed=val_seed, augment=augment)
-        gap = float((100.0 * (best.double().numpy() - reference) / reference).mean())
+        gap = validation.gap(model, steps, augment)
         final.add(pe=pe, update=update, eval_steps=steps, augment=augment,
                   val_gap_pct=round(gap, 3), eval_seconds=round(time.perf_counter() - started, 1))
         print(f"{pe} after {update} updates, {steps} steps x {augment} images: {gap:.2f}%",
@@ -346,11 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"labelled {len(states['target'])} states in "
               f"{time.perf_counter() - started:.0f} s", flush=True)
     states["batch"] = {k: v.numpy() for k, v in states["batch"].items()}
-    problem, val_batch = load_batch(args.validation / "test.npz")
-    reference = np.array([float(r["cost"]) for r in read_csv(args.validation / "reference.csv")])
-    stored = json.loads((args.validation / "protocol.json").read_text())
-    validation = (problem, val_batch, reference, int(stored["eval_steps"]),
-                  int(stored["test_seed"]))
+    validation = Validation.load(args.validation)
     store = ResultStore(args.out / "curve.csv", ("commit", "date", "command", *COLUMNS),
                         key=("pe", "update"), provenance=Provenance.current())
     final = ResultStore(args.out / "final.csv", ("commit", "date", "command", *FINAL_COLUMNS),

@@ -143,6 +143,14 @@ def pairwise_move(index: Tensor, v: int) -> Tensor:
     return torch.stack([index // (v * v), index // v % v, index % v], 1)
 
 
+def as_good_as_best(costs: Tensor) -> Tensor:
+    """Which moves of the flattened :func:`pairwise_tour_costs` ``[B, M]`` are as good as the
+    best one (to a relative 1e-6: through CVRP's depot copies several moves give one tour).
+    ``[B, M]`` bool."""
+    least = costs.min(1, keepdim=True).values
+    return costs <= least + 1e-6 * least.abs()
+
+
 def best_pairwise(costs: Tensor) -> Tensor:
     """The move ``(op, u, v)`` ``[B, 3]`` of least :func:`pairwise_tour_costs` (best
     improvement; the least worsening one when none improves): the imitation teacher."""
