@@ -7,16 +7,11 @@ imitation on labelled states, with a learning curve.
 
 The on-policy imitation pilots (``benchmarks/pe_curve.py --budget ...,imitation=K``) take one
 gradient step per few moves of 32 instances: under 4,000 updates in their whole budget, where
-DACT's recipe takes hundreds of thousands. This script separates the two questions. First it
-labels states once (``--out/states.pt``): ``--instances`` generated instances, each improved for
-``--trajectory`` moves from a random tour by an epsilon-greedy teacher (best improvement,
-:func:`routecli.improve.moves.best_pairwise`, or with probability ``--epsilon`` a uniformly
-random allowed move, so the states range from random tours to perturbed local optima); every
-``--keep-every``-th state is stored with its teacher move. Then, per PE, it takes ``--updates``
-Adam steps of cross-entropy towards the teacher's move on random minibatches of those states
-(the same states and minibatches for every PE; ``--target ties`` maximises the probability of
-any move as good as the teacher's instead of its one move; ``--train-states improvable`` leaves
-out the local optima, where the teacher's move is an arbitrary least-worsening one). Every
+DACT's recipe takes hundreds of thousands. This script separates the two questions with
+:mod:`routecli.improve.imitation` (the ``compare-pe --budget imitation`` training): it labels
+states once (``--out/states.pt``) with the epsilon-greedy best-improvement teacher, then per PE
+takes ``--updates`` Adam steps on minibatches of them (the same states and minibatches for
+every PE); the options are :class:`~routecli.improve.imitation.ImitationConfig`'s. Every
 ``--eval-every`` updates it measures on held-out states (the last ``--held-out`` instances',
 never trained on) the imitation loss and, where some move shortens the tour, how often the
 policy's most likely move is the teacher's, as good as it, and shortens the tour; and on the
@@ -40,81 +35,36 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from routecli.atomic import atomic_write_text
 from routecli.generate.batch import load_batch
-from routecli.improve.env import Env, Instances, initial_orders, make_instances
+from routecli.improve.env import Instances
+from routecli.improve.imitation import (
+    TARGETS,
+    TRAIN_STATES,
+    ImitationConfig,
+    fit,
+    imitation_loss,
+    labelled_states,
+    make_optimizer,
+    state_env,
+    state_instances,
+    trainable,
+)
 from routecli.improve.model import DACT, DACTConfig
-from routecli.improve.moves import as_good_as_best, pairwise_move, pairwise_tour_costs
+from routecli.improve.moves import as_good_as_best, pairwise_tour_costs
 from routecli.improve.pairs import slug
-from routecli.improve.train import data_seed, evaluate, generate_instances
-from routecli.nn.device import generator as seeded_generator
+from routecli.improve.train import evaluate
 from routecli.store import Provenance, ResultStore, read_csv
 
+DEFAULTS = ImitationConfig()
 FINAL_COLUMNS = ("pe", "update", "eval_steps", "augment", "val_gap_pct", "eval_seconds")
 COLUMNS = ("pe", "update", "train_cpu_s", "train_loss", "held_loss", "teacher", "tie",
            "improves", "val_gap_pct")
 
 
 # --------------------------------------------------------------------------------------------
-# labelled states
-
-
-def label_states(problem: str, size: int, instances: int, trajectory: int, keep_every: int,
-                 epsilon: float, seed: int, improvable_only: bool
-                 ) -> dict[str, torch.Tensor | dict]:
-    """Run the epsilon-greedy teacher on every instance; keep every ``keep_every``-th state
-    (with ``improvable_only``, those where some move shortens the tour):
-    ``instance`` ``[S]``, ``order`` ``[S, V]``, ``last`` ``[S, 3]``, ``target`` ``[S]`` (the
-    flattened teacher move), and the generated ``batch``."""
-    batch = generate_instances(problem, size, instances, data_seed(seed, 0, 0))
-    data = make_instances(problem, batch)
-    generator = seeded_generator("cpu", seed)
-    env = Env(data, initial_orders(data, generator), window=data.slots - 1)
-    rows = torch.arange(data.size)
-    kept: dict[str, list[torch.Tensor]] = {"instance": [], "order": [], "last": [], "target": [],
-                                           "ties": [], "improvable": []}
-    for step in range(trajectory):
-        obs = env.observe()
-        assert obs.allowed is not None  # pairwise moves
-        costs = pairwise_tour_costs(env.order, data.coords, obs.allowed)  # [B, 3, V, V]
-        flat = costs.flatten(1)
-        target = flat.argmin(1)  # [B]
-        ties = as_good_as_best(flat)  # [B, M] every move as good as the teacher's
-        improvable = flat.min(1).values < env.cost - 1e-6
-        keep = improvable if improvable_only else torch.ones_like(improvable)
-        if step % keep_every == 0:
-            for key, value in (("instance", rows), ("order", env.order), ("last", env.last),
-                               ("target", target), ("ties", ties), ("improvable", improvable)):
-                kept[key].append(value[keep].clone())
-        uniform = torch.rand(obs.allowed.flatten(1).shape, generator=generator)
-        random_move = uniform.masked_fill(~obs.allowed.flatten(1), -1.0).argmax(1)
-        explore = torch.rand(data.size, generator=generator) < epsilon
-        env.step(pairwise_move(torch.where(explore, random_move, target), costs.shape[-1]))
-    return {"batch": batch, **{key: torch.cat(value) for key, value in kept.items()}}
-
-
-def state_env(data: Instances, states: dict, rows: torch.Tensor) -> Env:
-    """An env holding the stored states ``rows`` (their tours and previous moves)."""
-    env = Env(data.index(states["instance"][rows]), states["order"][rows],
-              window=data.slots - 1)
-    env.last = states["last"][rows]
-    return env
-
-
-# --------------------------------------------------------------------------------------------
 # one PE's curve
-
-
-def imitation_loss(logits: torch.Tensor, states: dict, rows: torch.Tensor,
-                   target: str) -> torch.Tensor:
-    """Cross-entropy of the flattened move ``logits`` ``[R, M]`` towards the teacher's move
-    (``target`` ``move``) or towards any move as good as it (``ties``: ``-log P(tie set)``)."""
-    if target == "ties":
-        best = logits.masked_fill(~states["ties"][rows], float("-inf"))
-        return (logits.logsumexp(1) - best.logsumexp(1)).mean()
-    return F.cross_entropy(logits, states["target"][rows])
 
 
 @torch.no_grad()
@@ -171,14 +121,14 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[Result
     """Train and evaluate one PE up to ``args.updates``, then evaluate it at each of the
     ``--final-eval`` budgets; False when the CPU budget ran out."""
     store, final = stores
-    data = make_instances(args.problem, states["batch"])
-    eligible = states["improvable"] if args.train_states == "improvable" else \
-        torch.ones_like(states["improvable"])
-    train = eligible & (states["instance"] < args.instances - args.held_out)
-    train_rows, held_rows = train.nonzero()[:, 0], (eligible & ~train).nonzero()[:, 0]
+    cfg = settings(args)
+    data = state_instances(args.problem, states)
+    eligible = trainable(states, cfg)
+    held_out = states["instance"][eligible] >= args.instances - args.held_out
+    train_rows, held_rows = eligible[~held_out], eligible[held_out]
     torch.manual_seed(args.seed)
     model = DACT(DACTConfig(problem=args.problem, pe=pe))
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    optimizer = make_optimizer(model, cfg)
     path = args.out / "state" / f"{slug(pe)}-s{args.seed}.pt"
     update, cpu = 0, 0.0
     if path.is_file():
@@ -186,38 +136,26 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[Result
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         update, cpu = int(saved["update"]), float(saved["cpu"])
-    losses: list[float] = []
     while update < args.updates:
         if time.process_time() > deadline:
             return False
         started = time.process_time()
-        model.train(True)
-        pick = torch.randint(len(train_rows), (args.batch,),
-                             generator=torch.Generator().manual_seed(data_seed(args.seed, update)))
-        rows = train_rows[pick]
-        obs = state_env(data, states, rows).observe()
-        loss = imitation_loss(model.move_logits(obs).flatten(1), states, rows, args.target)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        update += 1
+        stop = min(update + args.eval_every - update % args.eval_every, args.updates)
+        losses = fit(model, optimizer, data, states, train_rows, cfg, args.seed, update, stop)
+        update = stop
         cpu += time.process_time() - started
-        if update % args.eval_every == 0 or update == args.updates:
-            model.train(False)
-            shares = held_out_metrics(model, data, states, held_rows, args.target)
-            gap = validation.gap(model)
-            store.add(pe=pe, update=update, train_cpu_s=round(cpu, 1),
-                      train_loss=round(float(np.mean(losses)), 4), val_gap_pct=round(gap, 3),
-                      **{k: round(v, 4) for k, v in shares.items()})
-            print(f"{pe} update {update}: loss {np.mean(losses):.3f} held-out "
-                  f"{shares['held_loss']:.3f} teacher "
-                  f"{shares['teacher']:.3f} tie {shares['tie']:.3f} improves "
-                  f"{shares['improves']:.3f} gap {gap:.2f}% ({cpu / 60:.1f} CPU-min)", flush=True)
-            losses = []
-            path.parent.mkdir(parents=True, exist_ok=True)
-            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                        "update": update, "cpu": cpu}, path)
+        shares = held_out_metrics(model, data, states, held_rows, cfg.target)
+        gap = validation.gap(model)
+        store.add(pe=pe, update=update, train_cpu_s=round(cpu, 1),
+                  train_loss=round(float(np.mean(losses)), 4), val_gap_pct=round(gap, 3),
+                  **{k: round(v, 4) for k, v in shares.items()})
+        print(f"{pe} update {update}: loss {np.mean(losses):.3f} held-out "
+              f"{shares['held_loss']:.3f} teacher {shares['teacher']:.3f} tie "
+              f"{shares['tie']:.3f} improves {shares['improves']:.3f} gap {gap:.2f}% "
+              f"({cpu / 60:.1f} CPU-min)", flush=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "update": update, "cpu": cpu}, path)
     model.train(False)
     for steps, augment in args.final_eval:
         if final.done(pe=pe, update=update, eval_steps=steps, augment=augment):
@@ -231,6 +169,11 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[Result
         print(f"{pe} after {update} updates, {steps} steps x {augment} images: {gap:.2f}%",
               flush=True)
     return True
+
+
+def settings(args: argparse.Namespace) -> ImitationConfig:
+    """The labelling and fitting settings of the command line."""
+    return ImitationConfig(**{k: getattr(args, k) for k in ImitationConfig.__dataclass_fields__})
 
 
 def budgets(text: str) -> list[tuple[int, int]]:
@@ -315,18 +258,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--problem", default="cvrp")
     parser.add_argument("--size", type=int, default=20)
     parser.add_argument("--pe", default="ipe_inv_xpe,nope")
-    parser.add_argument("--instances", type=int, default=512)
+    parser.add_argument("--instances", type=int, default=DEFAULTS.instances)
     parser.add_argument("--held-out", type=int, default=32)
-    parser.add_argument("--trajectory", type=int, default=200)
-    parser.add_argument("--keep-every", type=int, default=4)
-    parser.add_argument("--epsilon", type=float, default=0.25)
-    parser.add_argument("--updates", type=int, default=6000)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--target", choices=("move", "ties"), default="move",
+    parser.add_argument("--trajectory", type=int, default=DEFAULTS.trajectory)
+    parser.add_argument("--keep-every", type=int, default=DEFAULTS.keep_every)
+    parser.add_argument("--epsilon", type=float, default=DEFAULTS.epsilon)
+    parser.add_argument("--updates", type=int, default=DEFAULTS.updates)
+    parser.add_argument("--batch", type=int, default=DEFAULTS.batch)
+    parser.add_argument("--lr", type=float, default=DEFAULTS.lr)
+    parser.add_argument("--target", choices=TARGETS, default=DEFAULTS.target,
                         help="the teacher's move, or any move as good as it (depot copies "
                              "make several moves equal)")
-    parser.add_argument("--train-states", choices=("all", "improvable"), default="all",
+    parser.add_argument("--train-states", choices=TRAIN_STATES,
+                        default=DEFAULTS.train_states,
                         help="train on every state, or only where some move shortens the tour")
     parser.add_argument("--eval-every", type=int, default=500)
     parser.add_argument("--final-eval", type=budgets, default=[],
@@ -346,26 +290,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     deadline = time.process_time() + 60.0 * args.cpu_minutes
     args.out.mkdir(parents=True, exist_ok=True)
-    settings = {k: getattr(args, k) for k in ("problem", "size", "instances", "held_out",
-                                              "trajectory", "keep_every", "epsilon", "batch",
-                                              "lr", "target", "train_states", "seed")}
+    stored = {k: getattr(args, k) for k in ("problem", "size", "instances", "held_out",
+                                            "trajectory", "keep_every", "epsilon", "batch",
+                                            "lr", "target", "train_states", "seed")}
     protocol = args.out / "protocol.json"
-    if protocol.is_file() and json.loads(protocol.read_text()) != settings:
+    if protocol.is_file() and json.loads(protocol.read_text()) != stored:
         raise SystemExit(f"error: {protocol} holds other settings; use another --out")
-    atomic_write_text(protocol, json.dumps(settings, indent=1) + "\n")
-    states_path = args.out / "states.pt"
-    if states_path.is_file():
-        states = torch.load(states_path, weights_only=True)
-    else:
-        started = time.perf_counter()
-        states = label_states(args.problem, args.size, args.instances, args.trajectory,
-                              args.keep_every, args.epsilon, args.seed,
-                              improvable_only=args.train_states == "improvable")
-        states["batch"] = {k: torch.as_tensor(v) for k, v in states["batch"].items()}
-        torch.save(states, states_path)
-        print(f"labelled {len(states['target'])} states in "
-              f"{time.perf_counter() - started:.0f} s", flush=True)
-    states["batch"] = {k: v.numpy() for k, v in states["batch"].items()}
+    atomic_write_text(protocol, json.dumps(stored, indent=1) + "\n")
+    states = labelled_states(args.problem, args.size, settings(args), args.seed,
+                             cache=args.out / "states.pt", log=lambda line: print(line, flush=True))
     validation = Validation.load(args.validation)
     store = ResultStore(args.out / "curve.csv", ("commit", "date", "command", *COLUMNS),
                         key=("pe", "update"), provenance=Provenance.current())

@@ -31,9 +31,11 @@ def compare_pe(
         "--seeds", hidden=True, callback=deprecated("--seeds", "--runs"))] = None,
     budget: Annotated[str, typer.Option(
         metavar="NAME",
-        help="smoke, cpu (the scaled CPU protocol) or paper (the published DACT/N2S recipe), "
-             "optionally NAME:key=value,... (epochs, batches, batch_size, t_train, n_step, "
-             "k_epochs, lr_actor, lr_critic, lr_decay, curriculum, eval_steps, ...).")] = "cpu",
+        help="smoke, cpu (the scaled PPO protocol), paper (the published DACT/N2S recipe) or "
+             "imitation (offline imitation of best improvement, DACT), optionally "
+             "NAME:key=value,... (PPO: epochs, batches, batch_size, t_train, lr_actor, ...; "
+             "imitation: instances, trajectory, updates, batch, lr, ...; both: eval_steps).")
+    ] = "cpu",
     backbone: Annotated[str, typer.Option(
         metavar="NAME", help="dact (Layer 1) or n2s (Layer 3, PDTSP only).")] = "dact",
     out: Annotated[Path | None, typer.Option(

@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 
 from routecli.atomic import claim
+from routecli.errors import OptionError
 from routecli.improve.pairs import evaluate_row, prepare, slug
 from routecli.improve.protocol import Device, Protocol, build, load, model_checkpoint
 from routecli.improve.summary import fmt
-from routecli.improve.train import train
+from routecli.improve.train import PPOConfig, train
 from routecli.store import ResultStore
 from routecli.train import checkpoint as ckpt
 
@@ -39,6 +40,15 @@ CURVE_FIELDS = ["pe", "seed", "epoch", "instances", "train_cpu_s", "val_obj", "v
                 "eval_seconds"]
 # curve.csv before it was a ResultStore: the commit last, no date or command
 CURVE_FIELDS_V1 = [*CURVE_FIELDS, "commit"]
+
+
+def ppo_schedule(protocol: Protocol) -> PPOConfig:
+    """The protocol's PPO schedule: these curves follow its epochs."""
+    schedule = protocol.schedule
+    if not isinstance(schedule, PPOConfig):
+        raise OptionError("the PE curves follow PPO's epochs; offline imitation's curves: "
+                          "benchmarks/imitation_fit.py")
+    return schedule
 
 
 def validation_protocol(protocol: Protocol, val_size: int) -> Protocol:
@@ -83,7 +93,7 @@ def advance(protocol: Protocol, pe: str, seed: int, out: Path, validation: dict,
         model = load(protocol, path, device)
     else:
         model = build(protocol, pe, seed, device)
-    schedule = protocol.schedule
+    schedule = ppo_schedule(protocol)
     target = min(schedule.epochs, int(resume["epoch"] if resume else 0) + val_every)
     started = time.process_time()
 
@@ -130,7 +140,7 @@ def run_curves(plan: CurvePlan, out: Path, cpu_minutes: float | None = None,
     between chunks). Pairs another process holds (its claim) are left to it. Returns whether
     every curve is complete."""
     validation, reference = prepare(plan.protocol, out, progress)
-    total = plan.protocol.schedule.epochs
+    total = ppo_schedule(plan.protocol).epochs
     started = time.process_time()
     skipped: set[tuple[str, int]] = set()
     while cpu_minutes is None or time.process_time() - started < 60 * cpu_minutes:

@@ -10,11 +10,12 @@ in ``rows.csv``, a :class:`routecli.store.ResultStore` keyed by (PE, seed) with 
 provenance (commit, date, command), and the row's per-instance costs in ``costs.csv`` (keyed
 by PE, seed and instance; the row holds their provenance): a rerun with the same ``--out``
 skips the finished pairs, and a row torn by a kill is dropped. Trained weights stay in
-``models/``. ``untrained.csv``, a store like ``rows.csv``, holds the control: the reference
-PE's policy before training. Processes on one machine share a folder (one core each), each
-taking the pairs no other one holds: a :func:`routecli.atomic.claim` per pair
-(``models/<pe>-s<seed>.lock``, ``untrained.lock``), which the kernel releases when its holder
-dies.
+``models/``, the labelled states of offline imitation (``--budget imitation``) in
+``labels/`` (deterministic: regenerated when missing). ``untrained.csv``, a store like
+``rows.csv``, holds the control: the reference PE's policy before training. Processes on
+one machine share a folder (one core each), each taking the pairs no other one holds: a
+:func:`routecli.atomic.claim` per pair (``models/<pe>-s<seed>.lock``, ``untrained.lock``),
+which the kernel releases when its holder dies.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from routecli.atomic import append_csv_rows, atomic_write_text, claim
 from routecli.baselines.reference import reference_solutions
 from routecli.errors import OptionError
 from routecli.generate import batch_instances, load_batch, save_batch
+from routecli.improve.imitation import ImitationConfig, train_imitation
+from routecli.improve.model import DACT
 from routecli.improve.protocol import (
     Device,
     Model,
@@ -162,8 +165,15 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path
     else:
         model = build(protocol, pe, seed, device)
         history: list[dict[str, Any]] = []
-        train(model, protocol.problem, protocol.size, protocol.schedule, seed,
-              log=history.append, device=device)
+        schedule = protocol.schedule
+        if isinstance(schedule, ImitationConfig):
+            assert isinstance(model, DACT)  # make_protocol refuses N2S with imitation
+            train_imitation(model, protocol.problem, protocol.size, schedule, seed,
+                            cache=out / "labels" / f"s{seed}.pt", log=history.append,
+                            device=device)
+        else:
+            train(model, protocol.problem, protocol.size, schedule, seed,
+                  log=history.append, device=device)
         train_seconds = time.perf_counter() - started
         meta = {"pe": pe, "seed": seed, "train_seconds": train_seconds,
                 "protocol": asdict(protocol)}

@@ -2,9 +2,10 @@
 protocol and the backbone it builds.
 
 - Budgets (:data:`BUDGETS`, :func:`parse_budget`): ``smoke`` (a check that everything runs),
-  ``cpu`` (the scaled protocol of docs/pe-paper.md) and ``paper``, the published recipes: DACT's
-  for Layer 1 (Table 4, ablations Tables 10-12) and N2S's for Layer 3 (Table 6, 3k evaluation
-  steps), each optionally with ``key=value`` overrides.
+  ``cpu`` (the scaled PPO protocol of docs/pe-paper.md), ``paper``, the published recipes:
+  DACT's for Layer 1 (Table 4, ablations Tables 10-12) and N2S's for Layer 3 (Table 6, 3k
+  evaluation steps), and ``imitation``, offline imitation of best improvement
+  (:mod:`routecli.improve.imitation`; DACT only), each optionally with ``key=value`` overrides.
 - :class:`Protocol`: problem, size, backbone, schedule, test set and step budget, stored as
   ``protocol.json`` in a run folder; :func:`versus_pe`, the PE every other one is compared with.
 - The backbone with one PE at its seeded initial weights (:func:`build`), saved and loaded
@@ -20,6 +21,7 @@ from typing import Any
 import torch
 
 from routecli.errors import OptionError
+from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import DACT, DACTConfig, load_model, to_checkpoint
 from routecli.improve.n2s import N2S, N2SConfig, load_n2s, n2s_checkpoint
 from routecli.improve.paper import ours
@@ -39,14 +41,22 @@ BUDGETS: dict[str, dict[str, Any]] = {
             "eval_steps": 300},
     # the published recipes (DACT for CVRP/PDTSP Layer 1, N2S for Layer 3): GPU days
     "paper": {"train": {}, "eval_steps": 1000},
+    # offline imitation of best improvement (DACT only): where PPO's curves stay flat on a CPU
+    "imitation": {"train": {}, "eval_steps": 300},
 }
+Schedule = PPOConfig | ImitationConfig
 N2S_PAPER = {"t_train": 250, "n_step": 5, "lr_actor": 8e-5, "lr_critic": 2e-5,
              "max_grad_norm": 0.05, "curriculum": 100}
 
 
-def parse_budget(spec: str, backbone: str) -> tuple[PPOConfig, int]:
+def schedule_type(budget: str) -> type[PPOConfig] | type[ImitationConfig]:
+    """The training method of a budget (``NAME[:...]``): PPO, or offline imitation."""
+    return ImitationConfig if budget.partition(":")[0] == "imitation" else PPOConfig
+
+
+def parse_budget(spec: str, backbone: str) -> tuple[Schedule, int]:
     """``NAME[:key=value,...]`` -> training schedule and evaluation steps, e.g.
-    ``cpu:epochs=8,eval_steps=1000``."""
+    ``cpu:epochs=8,eval_steps=1000``, ``imitation:updates=4000``."""
     name, _, rest = spec.partition(":")
     if name not in BUDGETS:
         raise OptionError(f"--budget {name!r}: choose {', '.join(BUDGETS)} (optionally with "
@@ -56,19 +66,28 @@ def parse_budget(spec: str, backbone: str) -> tuple[PPOConfig, int]:
     if name == "paper" and backbone == "n2s":
         train_options.update(N2S_PAPER)
     steps = int(preset["eval_steps"] if not (name == "paper" and backbone == "n2s") else 3000)
-    known = {f for f in PPOConfig.__dataclass_fields__}
+    config = schedule_type(name)
+    known = {f for f in config.__dataclass_fields__}
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or (key not in known and key != "eval_steps"):
             raise OptionError(f"--budget option {item!r}: use key=value with key one of "
                               f"{', '.join(sorted(known))}, eval_steps")
+        kind = int if key == "eval_steps" else type(getattr(config(), key))
+        try:
+            parsed = kind(value)
+        except ValueError:
+            raise OptionError(f"--budget option {item!r}: {key} takes a {kind.__name__}") \
+                from None
         if key == "eval_steps":
-            steps = int(value)
+            steps = parsed
         else:
-            kind = type(getattr(PPOConfig(), key))
-            train_options[key] = kind(value)
-    return PPOConfig(**train_options), steps
+            train_options[key] = parsed
+    try:
+        return config(**train_options), steps
+    except ValueError as error:
+        raise OptionError(f"--budget {spec!r}: {error}") from None
 
 
 @dataclass(frozen=True)
@@ -88,8 +107,8 @@ class Protocol:
     model: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def schedule(self) -> PPOConfig:
-        return PPOConfig(**self.train)
+    def schedule(self) -> Schedule:
+        return schedule_type(self.budget)(**self.train)
 
 
 def make_protocol(problem: str, size: int, backbone: str, budget: str, test_size: int = 128,
@@ -100,6 +119,8 @@ def make_protocol(problem: str, size: int, backbone: str, budget: str, test_size
         raise OptionError(f"--backbone {backbone!r}: choose {', '.join(BACKBONES)}")
     if backbone == "n2s" and problem != "pdtsp":
         raise OptionError("--backbone n2s solves PDTSP (pickup-delivery pair moves)")
+    if backbone == "n2s" and schedule_type(budget) is ImitationConfig:
+        raise OptionError("--budget imitation teaches pairwise moves: --backbone dact")
     if test_size < 1:
         raise OptionError(f"--test-size must be >= 1, got {test_size}")
     schedule, steps = parse_budget(budget, backbone)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from routecli.atomic import atomic_write_text
+from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import parse_pe
 from routecli.improve.pairs import row_store
 from routecli.improve.paper import paper_reference, paper_value
@@ -143,13 +144,22 @@ def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray
         lines.append(f"| control: {title(untrained['pe'])}, untrained (seed "
                      f"{untrained['seed']}) | 1 | {float(untrained['obj']):.4f} | "
                      f"{float(untrained['gap_pct']):.2f} | | | | - | - |")
-    schedule = protocol.schedule
     return (f"{scale}, {protocol.backbone.upper()} backbone, budget {protocol.budget}: "
-            f"{schedule.epochs} epochs x {schedule.batches} batches x {schedule.batch_size} "
-            f"instances x {schedule.t_train} steps; test: {protocol.test_size} instances, "
+            f"{training(protocol)}; test: {protocol.test_size} instances, "
             f"{protocol.eval_steps} steps, {protocol.augment} image(s). Wins: test instances "
             f"where {versus} is better (costs averaged over seeds).\n\n"
             + head + "\n".join(lines) + f"\n\n```sh\n{command}\n```\n")
+
+
+def training(protocol: Protocol) -> str:
+    """The training budget in words."""
+    schedule = protocol.schedule
+    if isinstance(schedule, ImitationConfig):
+        return (f"offline imitation of best improvement, {schedule.updates:,} updates of "
+                f"{schedule.batch} states labelled on {schedule.instances:,} instances x "
+                f"{schedule.trajectory} moves")
+    return (f"{schedule.epochs} epochs x {schedule.batches} batches x {schedule.batch_size} "
+            f"instances x {schedule.t_train} steps")
 
 
 def plot(summaries: list[Summary], path: Path, caption: str) -> None:

@@ -36,3 +36,18 @@ def test_compare_pe_runs_end_to_end_and_resumes(tmp_path, monkeypatch):
         assert len(list(csv.DictReader(handle))) == 1  # the control is evaluated once
     other = [*args[:-4], "--test-size", "5", "--out", str(out)]
     assert main(other) == 2  # another protocol in the same folder is refused
+
+
+def test_compare_pe_trains_by_offline_imitation(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    args = ["compare-pe", "--problem", "cvrp", "--size", "6", "--pe", "nope,ipe_inv_xpe",
+            "--runs", "1", "--budget",
+            "imitation:instances=4,trajectory=4,updates=3,batch=4,eval_steps=3",
+            "--test-size", "3", "--out", str(out)]
+    assert main(args) == 0
+    with open(out / "rows.csv") as handle:
+        assert {r["pe"] for r in csv.DictReader(handle)} == {"nope", "ipe_inv_xpe"}
+    assert (out / "labels" / "s0.pt").is_file()  # labelled once, shared by both encodings
+    assert "offline imitation of best improvement, 3 updates" in \
+        (out / "summary-nope-ipe-inv-xpe.md").read_text()

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from routecli.errors import OptionError
+from routecli.improve.imitation import ImitationConfig
 from routecli.improve.protocol import (
     build,
     load,
@@ -30,6 +31,20 @@ def test_budgets_parse_with_overrides():
         parse_budget("huge", "dact")
     with pytest.raises(OptionError):
         parse_budget("cpu:warp=9", "dact")
+
+
+def test_the_imitation_budget_is_offline_imitation_with_its_overrides():
+    schedule, steps = parse_budget("imitation:updates=40,target=move,eval_steps=20", "dact")
+    assert isinstance(schedule, ImitationConfig) and steps == 20
+    assert (schedule.updates, schedule.target) == (40, "move")
+    protocol = make_protocol("cvrp", 10, "dact", "imitation:updates=40")
+    assert protocol.schedule == ImitationConfig(updates=40)  # as stored in protocol.json
+    for bad in ("imitation:epochs=3", "imitation:target=best", "imitation:updates=x",
+                "imitation:updates=0", "cpu:eval_steps=ten"):
+        with pytest.raises(OptionError):
+            parse_budget(bad, "dact")
+    with pytest.raises(OptionError, match="dact"):
+        make_protocol("pdtsp", 21, "n2s", "imitation")
 
 
 def test_protocols_are_checked_and_name_the_pe_every_other_is_compared_with():

@@ -1,0 +1,120 @@
+"""Offline imitation of best improvement: the labelled states are the teacher's, a fit cut into
+chunks trains exactly as one, the fit learns its teacher, and the settings are checked."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from routecli.improve.imitation import (
+    ImitationConfig,
+    fit,
+    imitation_loss,
+    label_states,
+    labelled_states,
+    make_optimizer,
+    state_env,
+    state_instances,
+    train_imitation,
+    trainable,
+)
+from routecli.improve.model import DACT, DACTConfig
+from routecli.improve.moves import pairwise_tour_costs
+
+from .test_model import SMALL
+
+TINY = ImitationConfig(instances=6, trajectory=6, batch=8, updates=4)
+
+
+def model(seed: int = 0) -> DACT:
+    torch.manual_seed(seed)
+    return DACT(DACTConfig(problem="cvrp", pe="ipe_inv_xpe", **SMALL))
+
+
+def test_labelled_states_are_the_teachers_best_moves_and_their_ties():
+    states = label_states("cvrp", 6, TINY, seed=3)
+    env = state_env(state_instances("cvrp", states), states, torch.arange(len(states["target"])))
+    obs = env.observe()
+    assert obs.allowed is not None
+    costs = pairwise_tour_costs(env.order, env.data.coords, obs.allowed).flatten(1)
+    assert torch.equal(states["target"], costs.argmin(1))  # the teacher's best move
+    rows = torch.arange(len(costs))
+    assert states["ties"][rows, states["target"]].all()  # its tie set holds it
+    least = costs.min(1, keepdim=True).values
+    assert torch.equal(states["ties"], costs <= least + 1e-6 * least.abs())
+    assert states["improvable"].all()  # only improvable states are kept by default
+    assert (costs.min(1).values < env.cost - 1e-6).all()
+    every = label_states("cvrp", 6, ImitationConfig(instances=6, trajectory=6,
+                                                     train_states="all"), seed=3)
+    assert len(every["target"]) == 6 * 6 and not every["improvable"].all()  # local optima too
+    assert len(trainable(every, ImitationConfig(train_states="all"))) == 36
+
+
+def test_labels_are_cached_and_deterministic(tmp_path):
+    cache = tmp_path / "labels" / "s3.pt"
+    first = labelled_states("cvrp", 6, TINY, 3, cache)
+    assert cache.is_file()
+    again = label_states("cvrp", 6, TINY, 3)
+    for key in ("instance", "order", "last", "target", "ties"):
+        assert torch.equal(first[key], again[key])
+    assert torch.equal(labelled_states("cvrp", 6, TINY, 3, cache)["order"], first["order"])
+
+
+def test_a_fit_cut_into_chunks_trains_exactly_as_one():
+    states = label_states("cvrp", 6, TINY, seed=1)
+    data, rows = state_instances("cvrp", states), trainable(states, TINY)
+    whole, parts = model(), model()
+    fit(whole, make_optimizer(whole, TINY), data, states, rows, TINY, 7, 0, 4)
+    optimizer = make_optimizer(parts, TINY)
+    fit(parts, optimizer, data, states, rows, TINY, 7, 0, 1)
+    fit(parts, optimizer, data, states, rows, TINY, 7, 1, 4)
+    for key, weight in whole.state_dict().items():
+        assert torch.equal(weight, parts.state_dict()[key]), key
+
+
+@pytest.mark.parametrize("target", ["move", "ties"])
+def test_the_fit_learns_its_teacher(target):
+    cfg = ImitationConfig(instances=4, trajectory=8, batch=16, lr=3e-3, target=target)
+    states = label_states("cvrp", 6, cfg, seed=2)
+    data, rows = state_instances("cvrp", states), trainable(states, cfg)
+
+    def loss(policy: DACT) -> float:
+        with torch.no_grad():
+            obs = state_env(data, states, rows).observe()
+            return imitation_loss(policy.move_logits(obs).flatten(1), states, rows,
+                                  target).item()
+
+    policy = model()
+    before = loss(policy)
+    fit(policy, make_optimizer(policy, cfg), data, states, rows, cfg, 0, 0, 60)
+    assert loss(policy) < 0.7 * before  # the teacher's moves became far more likely
+
+
+def test_ties_loss_is_the_probability_of_the_tie_set():
+    logits = torch.tensor([[0.0, 1.0, 2.0]])
+    states = {"ties": torch.tensor([[True, False, True]]), "target": torch.tensor([2])}
+    rows = torch.tensor([0])
+    p = logits.softmax(1)[0]
+    assert imitation_loss(logits, states, rows, "ties").item() == pytest.approx(
+        -torch.log(p[0] + p[2]).item())
+    assert imitation_loss(logits, states, rows, "move").item() == pytest.approx(
+        -torch.log(p[2]).item())
+
+
+def test_train_imitation_labels_once_and_logs(tmp_path):
+    log: list[dict] = []
+    policy = model()
+    cache = tmp_path / "s0.pt"
+    train_imitation(policy, "cvrp", 6, TINY, 0, cache=cache, log=log.append, log_every=3)
+    assert cache.is_file() and [r["update"] for r in log] == [3, 4]
+    assert not policy.training
+    with pytest.raises(ValueError, match="pairwise"):
+        train_imitation(type("N2SLike", (), {"kind": "pair"})(), "pdtsp", 7, TINY, 0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field, value", [("target", "best"), ("train_states", "some"),
+                                          ("updates", 0), ("epsilon", 1.5), ("lr", 0.0)])
+def test_settings_are_checked(field, value):
+    with pytest.raises(ValueError, match=field):
+        ImitationConfig(**{field: value})
+
