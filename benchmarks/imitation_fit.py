@@ -228,12 +228,13 @@ def report(folders: list[Path], stem: Path) -> str:
         for pe in dict.fromkeys(r["pe"] for r in rows):
             mine = [r for r in rows if r["pe"] == pe]
             updates = [int(r["update"]) for r in mine]
-            label = f"{folder.name} {pe}"
-            gap_ax.plot(updates, [float(r["val_gap_pct"]) for r in mine], "o-", label=label)
+            label, color = f"{folder.name} {pe}", f"C{len(gap_ax.lines) % 10}"  # one per run
+            gap_ax.plot(updates, [float(r["val_gap_pct"]) for r in mine], "o-", label=label,
+                        color=color)
             held = [(u, float(r["held_loss"])) for u, r in zip(updates, mine, strict=True)
                     if r.get("held_loss")]
             if held:
-                loss_ax.plot(*zip(*held, strict=True), "o-", label=label)
+                loss_ax.plot(*zip(*held, strict=True), "o-", label=label, color=color)
     gap_ax.set(xlabel="updates", ylabel="validation gap to PyVRP (%)",
                title="sampled moves, 300 steps")
     loss_ax.set(xlabel="updates", ylabel="held-out imitation loss (nats)",
