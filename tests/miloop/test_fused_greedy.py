@@ -23,10 +23,11 @@ def policy():
 
 @pytest.mark.parametrize("bf16", [False, True])
 def test_logits_and_memory_match_the_torch_step_on_fixed_seeds(policy, bf16):
-    """float32 products agree with the torch step to float rounding; bfloat16 ones (float32
-    accumulation) to about 1e-2."""
+    """float32 products agree with the torch step to float rounding; bfloat16 ones (8-bit
+    mantissas, float32 accumulation) to about 2% of each value (a log-probability of -8 can move
+    by 0.1)."""
     n, k, steps = 400, 50, 6
-    tolerance = 0.1 if bf16 else 2e-4
+    tolerance = {"atol": 0.05, "rtol": 0.02} if bf16 else {"atol": 2e-4, "rtol": 0.0}
     locs = torch.as_tensor(generate.tsp(1, n, 11)["locs"], dtype=torch.float32)
     env = TSPEnv(locs, torch.zeros(1, dtype=torch.long), CandidateSets(locs[0].double().numpy(), k))
     memory = policy.new_memory(1, n, "cpu")
@@ -41,10 +42,10 @@ def test_logits_and_memory_match_the_torch_step_on_fixed_seeds(policy, bf16):
             fused_step.nodes[:len(nodes)] = nodes
             with fused_greedy.matmul_precision(bf16):
                 fused = fused_step(len(nodes), step == 0)
-            np.testing.assert_allclose(fused, log_p, atol=tolerance)
+            np.testing.assert_allclose(fused, log_p, **tolerance)
             written = nodes[1:] if step == 0 else nodes  # the first call's row 0 is overwritten
             np.testing.assert_allclose(fused_step.memory[written], memory[0, written].numpy(),
-                                       atol=tolerance)
+                                       **tolerance)
             env.step(obs.nodes[:, 2:].gather(1, logits.argmax(1, keepdim=True)).squeeze(1))
 
 
