@@ -34,8 +34,8 @@ from routecli.improve.moves import (
     OPERATORS,
     as_good_as_best,
     best_pairwise,
-    pairwise_move,
     pairwise_tour_costs,
+    unflatten_move,
 )
 from routecli.improve.pairs import slug
 from routecli.improve.train import evaluate, make_env
@@ -63,7 +63,7 @@ def deterministic_run(model: torch.nn.Module, problem: str, batch: dict, steps: 
         else:
             logits = model.move_logits(obs).float().flatten(1)
             index = logits.masked_fill(~obs.allowed.flatten(1), -torch.inf).argmax(1)
-            action = pairwise_move(index, costs.shape[-1])
+            action = unflatten_move(index, costs.shape[-1])
             flat = costs.flatten(1)
             chosen = flat.gather(1, index[:, None])[:, 0]
             tie = as_good_as_best(flat).gather(1, index[:, None])[:, 0]

@@ -1,5 +1,5 @@
-"""Can the DACT backbone learn its best-improvement teacher, given enough updates? Offline
-imitation on labelled states, with a learning curve.
+"""Can an improvement backbone (DACT, or N2S with ``--backbone n2s``) learn its best-improvement
+teacher, given enough updates? Offline imitation on labelled states, with a learning curve.
 
     .venv/bin/python benchmarks/imitation_fit.py --out data/runs/imitation_fit/cvrp20 \
         --validation data/runs/pe_curve/cvrp20-imitation-c300 --pe ipe_inv_xpe,nope \
@@ -16,7 +16,8 @@ every PE); the options are :class:`~routecli.improve.imitation.ImitationConfig`'
 never trained on) the imitation loss and, where some move shortens the tour, how often the
 policy's most likely move is the teacher's, as good as it, and shortens the tour; and on the
 validation set of a ``benchmarks/pe_curve.py`` folder the gap of ``evaluate`` (its sampled
-moves, the curves' measure) to the folder's references.
+moves, the curves' measure) to the folder's references (a ``--validation`` folder that does not
+exist yet is made: ``--val-size`` instances of the validation seed, PyVRP references, 300 steps).
 Rows in ``--out/curve.csv`` (a result store: commit, date, command); the weights, optimizer and
 data position are saved after every evaluation, and a rerun resumes. ``--final-eval 1000x8``:
 after training, the validation gap at larger budgets (steps x symmetric images), rows in
@@ -38,6 +39,7 @@ import torch
 
 from routecli.atomic import atomic_write_text
 from routecli.generate.batch import load_batch
+from routecli.improve.curve import validation_protocol
 from routecli.improve.env import Instances
 from routecli.improve.imitation import (
     TARGETS,
@@ -47,13 +49,14 @@ from routecli.improve.imitation import (
     imitation_loss,
     labelled_states,
     make_optimizer,
+    move_costs,
     state_env,
     state_instances,
     trainable,
 )
-from routecli.improve.model import DACT, DACTConfig
-from routecli.improve.moves import as_good_as_best, pairwise_tour_costs
-from routecli.improve.pairs import slug
+from routecli.improve.moves import as_good_as_best
+from routecli.improve.pairs import prepare, slug
+from routecli.improve.protocol import BACKBONES, Model, build, make_protocol
 from routecli.improve.train import evaluate
 from routecli.store import Provenance, ResultStore, read_csv
 
@@ -68,18 +71,16 @@ COLUMNS = ("pe", "update", "train_cpu_s", "train_loss", "held_loss", "teacher", 
 
 
 @torch.no_grad()
-def held_out_metrics(model: DACT, data: Instances, states: dict, rows: torch.Tensor,
+def held_out_metrics(model: Model, data: Instances, states: dict, rows: torch.Tensor,
                      target: str) -> dict[str, float]:
     """On held-out states ``rows``: the imitation loss, and over those where some move
     shortens the tour the shares where the argmax move is the teacher's, as good as it, and
     shortens the tour (at a local optimum the teacher's move is an arbitrary least-worsening
     one, so those states are left out of the shares)."""
     env = state_env(data, states, rows)
-    obs = env.observe()
-    assert obs.allowed is not None
-    logits = model.move_logits(obs).float().flatten(1)
+    logits = model.move_logits(env.observe()).float().flatten(1)
     improvable = states["improvable"][rows]
-    costs = pairwise_tour_costs(env.order, env.data.coords, obs.allowed).flatten(1)
+    costs = move_costs(env).flatten(1)
     index = logits.argmax(1)
     chosen = costs.gather(1, index[:, None])[:, 0]
 
@@ -109,7 +110,7 @@ class Validation(NamedTuple):
                    np.array([float(r["cost"]) for r in read_csv(folder / "reference.csv")]),
                    int(stored["eval_steps"]), int(stored["test_seed"]))
 
-    def gap(self, model: DACT, steps: int | None = None, augment: int = 1) -> float:
+    def gap(self, model: Model, steps: int | None = None, augment: int = 1) -> float:
         """Mean gap (%) of ``evaluate``'s best tours (``steps``: default the folder's)."""
         best, _ = evaluate(model, self.problem, self.batch, steps or self.steps,
                            seed=self.seed, augment=augment)
@@ -126,8 +127,8 @@ def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[Result
     eligible = trainable(states, cfg)
     held_out = states["instance"][eligible] >= args.instances - args.held_out
     train_rows, held_rows = eligible[~held_out], eligible[held_out]
-    torch.manual_seed(args.seed)
-    model = DACT(DACTConfig(problem=args.problem, pe=pe))
+    model = build(make_protocol(args.problem, args.size, args.backbone, "imitation"), pe,
+                  args.seed)
     optimizer = make_optimizer(model, cfg)
     path = args.out / "state" / f"{slug(pe)}-s{args.seed}.pt"
     update, cpu = 0, 0.0
@@ -199,7 +200,7 @@ def report(folders: list[Path], stem: Path) -> str:
 
     from routecli.plots.figure import save_png
 
-    lines = ["# Offline imitation of best improvement: DACT backbone learning curves", ""]
+    lines = ["# Offline imitation of best improvement: learning curves", ""]
     fig, (gap_ax, loss_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
     for folder in folders:
         settings = json.loads((folder / "protocol.json").read_text())
@@ -256,7 +257,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="write STEM.md and STEM.png from the --out folders, train nothing")
     parser.add_argument("--validation", type=Path,
                         help="a benchmarks/pe_curve.py folder (test.npz, reference.csv)")
+    parser.add_argument("--val-size", type=int, default=64,
+                        help="instances of a --validation folder made here")
     parser.add_argument("--problem", default="cvrp")
+    parser.add_argument("--backbone", choices=BACKBONES, default="dact")
     parser.add_argument("--size", type=int, default=20)
     parser.add_argument("--pe", default="ipe_inv_xpe,nope")
     parser.add_argument("--instances", type=int, default=DEFAULTS.instances)
@@ -291,15 +295,21 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     deadline = time.process_time() + 60.0 * args.cpu_minutes
     args.out.mkdir(parents=True, exist_ok=True)
-    stored = {k: getattr(args, k) for k in ("problem", "size", "instances", "held_out",
-                                            "trajectory", "keep_every", "epsilon", "batch",
-                                            "lr", "target", "train_states", "seed")}
+    stored = {k: getattr(args, k) for k in ("problem", "size", "backbone", "instances",
+                                            "held_out", "trajectory", "keep_every", "epsilon",
+                                            "batch", "lr", "target", "train_states", "seed")}
     protocol = args.out / "protocol.json"
-    if protocol.is_file() and json.loads(protocol.read_text()) != stored:
+    # folders of the DACT-only version name no backbone
+    if protocol.is_file() and {"backbone": "dact", **json.loads(protocol.read_text())} != stored:
         raise SystemExit(f"error: {protocol} holds other settings; use another --out")
     atomic_write_text(protocol, json.dumps(stored, indent=1) + "\n")
+    kind = "pair" if args.backbone == "n2s" else "pairwise"
     states = labelled_states(args.problem, args.size, settings(args), args.seed,
-                             cache=args.out / "states.pt", log=lambda line: print(line, flush=True))
+                             cache=args.out / "states.pt", log=lambda line: print(line, flush=True),
+                             kind=kind)
+    if not (args.validation / "test.npz").is_file():
+        prepare(validation_protocol(make_protocol(args.problem, args.size, args.backbone,
+                                                  "imitation"), args.val_size), args.validation)
     validation = Validation.load(args.validation)
     store = ResultStore(args.out / "curve.csv", ("commit", "date", "command", *COLUMNS),
                         key=("pe", "update"), provenance=Provenance.current())

@@ -32,7 +32,7 @@ def compare_pe(
     budget: Annotated[str, typer.Option(
         metavar="NAME",
         help="smoke, cpu (the scaled PPO protocol), paper (the published DACT/N2S recipe) or "
-             "imitation (offline imitation of best improvement, DACT), optionally "
+             "imitation (offline imitation of best improvement), optionally "
              "NAME:key=value,... (PPO: epochs, batches, batch_size, t_train, lr_actor, ...; "
              "imitation: instances, trajectory, updates, batch, lr, ...; both: eval_steps).")
     ] = "cpu",

@@ -1,13 +1,16 @@
-"""Offline imitation of best improvement: a training method for the pairwise (DACT) backbone
-where PPO does not converge on a CPU budget (docs/pe-paper.md, the learning curves). Not DACT's
-recipe: the comparison of encodings it gives is under this signal.
+"""Offline imitation of best improvement: a training method for the improvement backbones (DACT's
+pairwise moves, N2S's pickup-delivery reinsertions) where PPO does not converge on a CPU budget
+(docs/pe-paper.md, the learning curves). Not DACT's or N2S's recipe: the comparison of
+encodings it gives is under this signal.
 
 1. Label states once (:func:`label_states`): ``instances`` generated instances, each improved for
-   ``trajectory`` moves from a random tour by an epsilon-greedy teacher (the best pairwise move,
-   :func:`routecli.improve.moves.pairwise_tour_costs`; with probability ``epsilon`` a uniformly
-   random allowed move, so the states range from random tours to perturbed local optima). Every
-   ``keep_every``-th state is kept with the teacher's move and the set of moves as good as it
-   (depot copies make several moves equal).
+   ``trajectory`` moves from a random tour by an epsilon-greedy teacher (the best move of the
+   backbone's kind, every allowed move applied and measured:
+   :func:`routecli.improve.moves.pairwise_tour_costs`, :func:`~routecli.improve.moves.pair_tour_costs`;
+   with probability ``epsilon`` a uniformly random allowed move, so the states range from random
+   tours to perturbed local optima). Every ``keep_every``-th state is kept with the teacher's move
+   and the set of moves as good as it (depot copies, or a request put back where it was, make
+   several moves equal).
 2. Take ``updates`` Adam steps (:func:`fit`) of cross-entropy on random minibatches of those
    states: towards the teacher's move (``target`` ``move``) or any move as good as it (``ties``:
    ``-log P(tie set)``). ``train_states`` ``improvable`` leaves out the local optima, where the
@@ -30,9 +33,14 @@ from torch import Tensor
 
 from routecli.atomic import atomic_write
 from routecli.improve.env import Env, Instances, initial_orders, make_instances
-from routecli.improve.model import DACT
-from routecli.improve.moves import as_good_as_best, pairwise_move, pairwise_tour_costs
-from routecli.improve.train import data_seed, generate_instances
+from routecli.improve.moves import (
+    as_good_as_best,
+    pair_mask,
+    pair_tour_costs,
+    pairwise_tour_costs,
+    unflatten_move,
+)
+from routecli.improve.train import Policy, data_seed, generate_instances
 from routecli.nn.device import generator as seeded_generator
 
 Target = Literal["move", "ties"]
@@ -78,49 +86,66 @@ class ImitationConfig:
 # 1. labelled states
 
 
-def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int) -> dict[str, Any]:
-    """Run the epsilon-greedy teacher on every instance; keep every ``keep_every``-th state
-    (with ``train_states`` ``improvable``, those where some move shortens the tour):
-    ``instance`` ``[S]``, ``order`` ``[S, V]``, ``last`` ``[S, 3]``, ``target`` ``[S]`` (the
-    flattened teacher move), ``ties`` ``[S, M]``, ``improvable`` ``[S]``, and the generated
-    ``batch`` (tensors)."""
+def move_costs(env: Env) -> Tensor:
+    """The tour length after every move the policy of the env's kind may take, ``inf`` where
+    it may not: ``[B, 3, V, V]`` (pairwise) or ``[B, n, V, V]`` (N2S's ``(r, i, j)``, the
+    previous request left out as N2S's removal decoder does)."""
+    if env.kind == "pair":
+        allowed = pair_mask(env.order, env.data.requests, env.last[:, 0])
+        return pair_tour_costs(env.order, env.data.coords, allowed, env.data.requests)
+    return pairwise_tour_costs(env.order, env.data.coords, env.allowed())
+
+
+def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
+                 kind: str = "pairwise") -> dict[str, Any]:
+    """Run the epsilon-greedy teacher of moves of ``kind`` (``pairwise``: DACT, ``pair``: N2S)
+    on every instance; keep every ``keep_every``-th state (with ``train_states``
+    ``improvable``, those where some move shortens the tour): ``instance`` ``[S]``, ``order``
+    ``[S, V]``, ``last`` ``[S, 3]``, ``target`` ``[S]`` (the flattened teacher move), ``ties``
+    ``[S, M]``, ``improvable`` ``[S]``, for N2S ``recent`` ``[S, W]`` (the request removed at
+    each step of the signature window, ``-1``: none), and the generated ``batch`` (tensors)."""
     batch = generate_instances(problem, size, cfg.instances, data_seed(seed, 0, 0))
     data = make_instances(problem, batch)
     generator = seeded_generator("cpu", seed)
-    env = Env(data, initial_orders(data, generator), window=data.slots - 1)
+    env = Env(data, initial_orders(data, generator), kind=kind, window=data.slots - 1)
     rows = torch.arange(data.size)
     kept: dict[str, list[Tensor]] = {"instance": [], "order": [], "last": [], "target": [],
                                      "ties": [], "improvable": []}
+    if kind == "pair":
+        kept["recent"] = []
     for step in range(cfg.trajectory):
-        obs = env.observe()
-        assert obs.allowed is not None  # pairwise moves
-        costs = pairwise_tour_costs(env.order, data.coords, obs.allowed)  # [B, 3, V, V]
+        costs = move_costs(env)
+        allowed = torch.isfinite(costs)
         flat = costs.flatten(1)
         target = flat.argmin(1)  # [B]
         ties = as_good_as_best(flat)  # [B, M]
         improvable = flat.min(1).values < env.cost - 1e-6
         keep = improvable if cfg.train_states == "improvable" else torch.ones_like(improvable)
         if step % cfg.keep_every == 0:
-            for key, value in (("instance", rows), ("order", env.order), ("last", env.last),
-                               ("target", target), ("ties", ties), ("improvable", improvable)):
+            state = {"instance": rows, "order": env.order, "last": env.last, "target": target,
+                     "ties": ties, "improvable": improvable}
+            if kind == "pair":
+                removed = env.removals.sum(-1) > 0  # [B, W]
+                state["recent"] = torch.where(removed, env.removals.argmax(-1), -1).to(torch.int8)
+            for key, value in state.items():
                 kept[key].append(value[keep].clone())
-        uniform = torch.rand(obs.allowed.flatten(1).shape, generator=generator)
-        random_move = uniform.masked_fill(~obs.allowed.flatten(1), -1.0).argmax(1)
+        uniform = torch.rand(flat.shape, generator=generator)
+        random_move = uniform.masked_fill(~allowed.flatten(1), -1.0).argmax(1)
         explore = torch.rand(data.size, generator=generator) < cfg.epsilon
-        env.step(pairwise_move(torch.where(explore, random_move, target), costs.shape[-1]))
+        env.step(unflatten_move(torch.where(explore, random_move, target), costs.shape[-1]))
     return {"batch": {k: torch.as_tensor(v) for k, v in batch.items()},
             **{key: torch.cat(value) for key, value in kept.items()}}
 
 
 def labelled_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
-                    cache: Path | None = None,
-                    log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                    cache: Path | None = None, log: Callable[[str], None] | None = None,
+                    kind: str = "pairwise") -> dict[str, Any]:
     """:func:`label_states`, read from ``cache`` when it exists, else labelled and saved there
     (deterministic, so processes that label the same file at once write the same bytes)."""
     if cache is not None and cache.is_file():
         return torch.load(cache, weights_only=True)
     started = time.perf_counter()
-    states = label_states(problem, size, cfg, seed)
+    states = label_states(problem, size, cfg, seed, kind)
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(cache, lambda handle: torch.save(states, handle))
@@ -137,12 +162,17 @@ def state_instances(problem: str, states: dict[str, Any],
 
 
 def state_env(data: Instances, states: dict[str, Any], rows: Tensor) -> Env:
-    """An env holding the stored states ``rows`` (their tours and previous moves), on the
-    device of ``data``."""
+    """An env holding the stored states ``rows`` (their tours, previous moves and, for N2S,
+    removal signatures), on the device of ``data``."""
     device = data.coords.device
+    kind = "pair" if "recent" in states else "pairwise"
     env = Env(data.index(states["instance"][rows].to(device)), states["order"][rows].to(device),
-              window=data.slots - 1)
+              kind=kind, window=data.slots - 1)
     env.last = states["last"][rows].to(device)
+    if kind == "pair":
+        recent = states["recent"][rows].long().to(device)  # [R, W]
+        one_hot = F.one_hot(recent.clamp_min(0), data.requests).float()
+        env.removals = one_hot * (recent >= 0)[..., None]
     return env
 
 
@@ -169,11 +199,11 @@ def imitation_loss(logits: Tensor, states: dict[str, Any], rows: Tensor,
     return F.cross_entropy(logits, states["target"][rows].to(device))
 
 
-def make_optimizer(model: DACT, cfg: ImitationConfig) -> torch.optim.Adam:
+def make_optimizer(model: Policy, cfg: ImitationConfig) -> torch.optim.Adam:
     return torch.optim.Adam(model.parameters(), lr=cfg.lr)
 
 
-def fit(model: DACT, optimizer: torch.optim.Optimizer, data: Instances,
+def fit(model: Policy, optimizer: torch.optim.Optimizer, data: Instances,
         states: dict[str, Any], rows: Tensor, cfg: ImitationConfig, seed: int, start: int,
         stop: int) -> list[float]:
     """Updates ``start .. stop - 1`` on minibatches of the states ``rows`` (minibatch ``u``
@@ -195,16 +225,14 @@ def fit(model: DACT, optimizer: torch.optim.Optimizer, data: Instances,
     return losses
 
 
-def train_imitation(model: DACT, problem: str, size: int, cfg: ImitationConfig, seed: int,
+def train_imitation(model: Policy, problem: str, size: int, cfg: ImitationConfig, seed: int,
                     cache: Path | None = None,
                     log: Callable[[dict[str, Any]], None] | None = None,
                     device: str | torch.device = "cpu", log_every: int = 500) -> None:
     """Label (or read from ``cache``) the seed's states and fit ``model`` in place on
     ``device``, where the model already is; ``log`` gets the mean loss of every ``log_every``
     updates."""
-    if model.kind != "pairwise":
-        raise ValueError("imitation teaches pairwise moves (DACT), not N2S's")
-    states = labelled_states(problem, size, cfg, seed, cache)
+    states = labelled_states(problem, size, cfg, seed, cache, kind=model.kind)
     data = state_instances(problem, states, device)
     rows = trainable(states, cfg)
     optimizer = make_optimizer(model, cfg)

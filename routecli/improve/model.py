@@ -45,7 +45,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from routecli.improve.env import FEATURES, Observation
-from routecli.improve.moves import OPERATORS, pairwise_move
+from routecli.improve.moves import OPERATORS, unflatten_move
 from routecli.pe.base import PositionalEncoding, apply_rotary, pad_to
 from routecli.pe.batch import RouteBatch
 from routecli.pe.registry import PE_REGISTRY, UnknownPEError, canonical_pe, get_pe
@@ -303,7 +303,7 @@ class DACT(nn.Module):
         v = logits.shape[-1]
         chosen = None if action is None else (action[:, 0] * v + action[:, 1]) * v + action[:, 2]
         index, log_prob, entropy = categorical(logits.flatten(1), generator, chosen)
-        move = pairwise_move(index, v)
+        move = unflatten_move(index, v)
         return Decision(move, log_prob, entropy, value)
 
     def move_logits(self, obs: Observation, h: Tensor | None = None,

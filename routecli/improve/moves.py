@@ -19,13 +19,14 @@ Pairwise operators (DACT): an action is ``(op, u, v)`` on slot ids.
 
 Pair operator (N2S, PDTSP): remove request ``r`` (pickup ``p = r + 1``, delivery
 ``d = r + 1 + n``), re-insert the pickup right after node ``i`` and the delivery right after
-node ``j`` of the reduced tour (``i == j``: right after the pickup).
+node ``j`` of the reduced tour (``i == j``: right after the pickup). Putting a request back
+where it was is a move too, as in N2S, so a pair mask is never empty.
 
-Every mask is ``True`` for a move that changes the tour and keeps it feasible (capacity for
-CVRP, precedence for PDTSP, capacity and time windows for VRPTW). Capacity and precedence
-masks are closed-form; time windows are checked by applying every capacity-feasible move and
-scheduling the result (:func:`on_time`). ``tests/improve`` checks all of them against applying
-every move and validating the result.
+Every pairwise mask is ``True`` for a move that changes the tour and keeps it feasible
+(capacity for CVRP, precedence for PDTSP, capacity and time windows for VRPTW). Capacity and
+precedence masks are closed-form; time windows are checked by applying every
+capacity-feasible move and scheduling the result (:func:`on_time`). ``tests/improve`` checks
+all of them against applying every move and validating the result.
 """
 
 from __future__ import annotations
@@ -137,15 +138,16 @@ def pairwise_tour_costs(order: Tensor, coords: Tensor, allowed: Tensor) -> Tenso
     return costs
 
 
-def pairwise_move(index: Tensor, v: int) -> Tensor:
-    """The moves ``(op, u, v)`` ``[B, 3]`` at ``index`` ``[B]`` of the flattened
-    ``[B, 3, V, V]`` move layout."""
+def unflatten_move(index: Tensor, v: int) -> Tensor:
+    """The moves ``[B, 3]`` at ``index`` ``[B]`` of a flattened ``[B, K, V, V]`` move layout:
+    ``(op, u, v)`` of the pairwise moves (``K = 3``), ``(r, i, j)`` of N2S's (``K = n``)."""
     return torch.stack([index // (v * v), index // v % v, index % v], 1)
 
 
 def as_good_as_best(costs: Tensor) -> Tensor:
-    """Which moves of the flattened :func:`pairwise_tour_costs` ``[B, M]`` are as good as the
-    best one (to a relative 1e-6: through CVRP's depot copies several moves give one tour).
+    """Which moves of the flattened :func:`pairwise_tour_costs` or :func:`pair_tour_costs`
+    ``[B, M]`` are as good as the best one (to a relative 1e-6: through CVRP's depot copies,
+    or a request put back where it was, several moves give one tour).
     ``[B, M]`` bool."""
     least = costs.min(1, keepdim=True).values
     return costs <= least + 1e-6 * least.abs()
@@ -154,7 +156,7 @@ def as_good_as_best(costs: Tensor) -> Tensor:
 def best_pairwise(costs: Tensor) -> Tensor:
     """The move ``(op, u, v)`` ``[B, 3]`` of least :func:`pairwise_tour_costs` (best
     improvement; the least worsening one when none improves): the imitation teacher."""
-    return pairwise_move(costs.flatten(1).argmin(1), costs.shape[-1])
+    return unflatten_move(costs.flatten(1).argmin(1), costs.shape[-1])
 
 
 def _common(order: Tensor, is_customer: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -273,10 +275,32 @@ def pair_reinsert(order: Tensor, action: Tensor, requests: int) -> Tensor:
 
 
 def reinsertion_mask(order: Tensor, request: Tensor, requests: int) -> Tensor:
-    """Allowed ``(i, j)`` for re-inserting request ``request`` ``[B]``: neither is the removed
-    pickup or delivery, and ``i`` is not after ``j``. ``[B, V, V]``."""
+    """Allowed ``(i, j)`` for re-inserting each request of ``request`` ``[B, R]``: neither is
+    the removed pickup or delivery, and ``i`` is not after ``j``. ``[B, R, V, V]``."""
     ids = torch.arange(order.shape[1], device=order.device)
     pos = positions(order)
-    removed = (ids[None] == request[:, None] + 1) | (ids[None] == request[:, None] + 1 + requests)
-    keep = ~removed
-    return keep[:, :, None] & keep[:, None, :] & (pos[:, :, None] <= pos[:, None, :])
+    removed = (ids == request[..., None] + 1) | (ids == request[..., None] + 1 + requests)
+    keep = ~removed  # [B, R, V]
+    before = (pos[:, :, None] <= pos[:, None, :])[:, None]  # [B, 1, V, V]
+    return keep[..., :, None] & keep[..., None, :] & before
+
+
+def pair_mask(order: Tensor, requests: int, previous: Tensor) -> Tensor:
+    """Every allowed N2S move ``(r, i, j)``: any request but the ``previous`` one ``[B]``
+    (``-1``: none; N2S does not remove one request twice in a row), re-inserted as
+    :func:`reinsertion_mask` allows. ``[B, n, V, V]``."""
+    every = torch.arange(requests, device=order.device).expand(order.shape[0], -1)  # [B, n]
+    mask = reinsertion_mask(order, every, requests)
+    return mask & (every != previous[:, None])[..., None, None]
+
+
+def pair_tour_costs(order: Tensor, coords: Tensor, allowed: Tensor, requests: int) -> Tensor:
+    """The tour length after each allowed N2S move ``(r, i, j)``, ``inf`` where not allowed,
+    ``[B, n, V, V]`` (``allowed`` is the same shape); one row at a time, as
+    :func:`pairwise_tour_costs`."""
+    costs = torch.full(allowed.shape, float("inf"), dtype=coords.dtype, device=coords.device)
+    for row in range(order.shape[0]):
+        actions = allowed[row].nonzero()  # [M, 3]
+        tours = pair_reinsert(order[row].expand(len(actions), -1), actions, requests)
+        costs[row][actions.unbind(1)] = tour_cost(tours, coords[row].expand(len(actions), -1, -1))
+    return costs

@@ -135,26 +135,27 @@ class N2S(nn.Module):
         return h
 
     def compat(self, x: Tensor, keys: Tensor, qk: nn.Linear) -> Tensor:
-        """Per-head compatibility of one node ``x`` ``[B, E]`` with ``keys`` ``[B, V, E]``.
-        ``[B, V, H]``."""
-        e = x.shape[-1]
-        q = qk(x)[:, :e].view(-1, 1, self.heads, e // self.heads)  # [B, 1, H, d]
-        k = qk(keys)[..., e:].unflatten(-1, (self.heads, e // self.heads))  # [B, V, H, d]
-        return (q * k).sum(-1) / math.sqrt(e // self.heads)
+        """Per-head compatibility of nodes ``x`` ``[B, R, E]`` with ``keys`` ``[B, V, E]``.
+        ``[B, R, V, H]``."""
+        e, d = x.shape[-1], x.shape[-1] // self.heads
+        q = qk(x)[..., :e].unflatten(-1, (self.heads, d))[:, :, None]  # [B, R, 1, H, d]
+        k = qk(keys)[..., e:].unflatten(-1, (self.heads, d))[:, None]  # [B, 1, V, H, d]
+        return (q * k).sum(-1) / math.sqrt(d)
 
-    def forward(self, obs: Observation, action: Tensor | None = None,
-                generator: torch.Generator | None = None) -> Decision:
+    def decoder_input(self, obs: Observation) -> tuple[Tensor, Tensor]:
+        """``h~ = W_1 h + W_2 max_v h`` ``[B, V, E]`` (step 3) and the critic's value ``[B]``."""
         if obs.signature is None:
             raise ValueError("N2S needs the removal signature (an Env of kind 'pair')")
         h = self.encode(obs)
         value = self.critic(h.detach(), obs.cost, obs.best)
-        h = self.node(h) + self.pool(h.max(1).values)[:, None]  # [B, V, E]
-        num, v, e = h.shape
-        n = obs.requests
-        rows = torch.arange(num, device=h.device)
-        pred, succ = predecessors(obs.order), successors(obs.order)  # [B, V]
+        return self.node(h) + self.pool(h.max(1).values)[:, None], value
 
-        # removal decoder: which request to take out
+    def removal_logits(self, h: Tensor, obs: Observation) -> Tensor:
+        """Which request to take out: ``C tanh(MLP([s(p_r) || s(d_r) || sig_r]))``, the
+        previous request masked. ``[B, n]``."""
+        assert obs.signature is not None
+        n = obs.requests
+        pred, succ = predecessors(obs.order), successors(obs.order)  # [B, V]
         q, k = (split_heads(t, self.heads) for t in self.qk_removal(h).chunk(2, -1))
         q_pred = q.gather(2, pred[:, None, :, None].expand_as(q))  # [B, H, V, d]
         k_succ = k.gather(2, succ[:, None, :, None].expand_as(k))
@@ -165,26 +166,50 @@ class N2S(nn.Module):
         logits = self.config.clip * torch.tanh(self.removal(pair).squeeze(-1))  # [B, n]
         previous = obs.last[:, 0]
         repeat = (torch.arange(n, device=h.device)[None] == previous[:, None]) & (previous[:, None] >= 0)
-        logits = logits.masked_fill(repeat, float("-inf"))
-        request, log_p_r, entropy_r = categorical(
-            logits, generator, None if action is None else action[:, 0])
+        return logits.masked_fill(repeat, float("-inf"))
 
-        # reinsertion decoder: where the pickup and the delivery go back
-        p, d = request + 1, request + 1 + n
-        h_next = h.gather(1, succ[..., None].expand(-1, -1, e))  # [B, V, E]
-        pick = torch.cat([self.compat(h[rows, p], h, self.qk_before),
-                          self.compat(h[rows, p], h_next, self.qk_after)], -1)  # [B, V, 2H]
-        drop = torch.cat([self.compat(h[rows, d], h, self.qk_before),
-                          self.compat(h[rows, d], h_next, self.qk_after)], -1)
-        table = torch.cat([pick[:, :, None].expand(-1, -1, v, -1),
-                           drop[:, None].expand(-1, v, -1, -1)], -1)  # [B, V, V, 4H]
-        scores = self.config.clip * torch.tanh(self.reinsertion(table).squeeze(-1))  # [B, V, V]
-        allowed = reinsertion_mask(obs.order, request, n)
+    def reinsertion_scores(self, h: Tensor, obs: Observation, request: Tensor) -> Tensor:
+        """Where the pickup and the delivery of each removed request ``request`` ``[B, R]`` go
+        back: ``C tanh(MLP([c1(p, i) || c2(p, succ i) || c1(d, j) || c2(d, succ j)]))``,
+        ``-inf`` where not allowed. ``[B, R, V, V]``."""
+        num, v, e = h.shape
+        n = obs.requests
+
+        def rows(nodes: Tensor) -> Tensor:  # [B, R] -> [B, R, E]
+            return h.gather(1, nodes[..., None].expand(-1, -1, e))
+
+        h_next = rows(successors(obs.order))  # [B, V, E]
+        p, d = rows(request + 1), rows(request + 1 + n)  # [B, R, E]
+        pick = torch.cat([self.compat(p, h, self.qk_before),
+                          self.compat(p, h_next, self.qk_after)], -1)  # [B, R, V, 2H]
+        drop = torch.cat([self.compat(d, h, self.qk_before),
+                          self.compat(d, h_next, self.qk_after)], -1)
+        table = torch.cat([pick[:, :, :, None].expand(-1, -1, -1, v, -1),
+                           drop[:, :, None].expand(-1, -1, v, -1, -1)], -1)  # [B, R, V, V, 4H]
+        scores = self.config.clip * torch.tanh(self.reinsertion(table).squeeze(-1))
+        return scores.masked_fill(~reinsertion_mask(obs.order, request, n), float("-inf"))
+
+    def forward(self, obs: Observation, action: Tensor | None = None,
+                generator: torch.Generator | None = None) -> Decision:
+        h, value = self.decoder_input(obs)
+        request, log_p_r, entropy_r = categorical(
+            self.removal_logits(h, obs), generator, None if action is None else action[:, 0])
+        v = h.shape[1]
+        scores = self.reinsertion_scores(h, obs, request[:, None])[:, 0]  # [B, V, V]
         chosen = None if action is None else action[:, 1] * v + action[:, 2]
-        place, log_p_ij, entropy_ij = categorical(
-            scores.masked_fill(~allowed, float("-inf")).flatten(1), generator, chosen)
+        place, log_p_ij, entropy_ij = categorical(scores.flatten(1), generator, chosen)
         move = torch.stack([request, place // v, place % v], 1)
         return Decision(move, log_p_r + log_p_ij, entropy_r + entropy_ij, value)
+
+    def move_logits(self, obs: Observation) -> Tensor:
+        """The log-probability of every move ``(r, i, j)``, ``log P(r) + log P(i, j | r)``,
+        ``-inf`` where not allowed (the moves of :func:`routecli.improve.moves.pair_mask`).
+        ``[B, n, V, V]``: every request's reinsertion decoded at once, for imitation."""
+        h, _ = self.decoder_input(obs)
+        every = torch.arange(obs.requests, device=h.device).expand(h.shape[0], -1)  # [B, n]
+        scores = self.reinsertion_scores(h, obs, every)  # [B, n, V, V]
+        given = scores.flatten(2).log_softmax(-1).view_as(scores)  # log P(i, j | r)
+        return self.removal_logits(h, obs).log_softmax(-1)[..., None, None] + given
 
 
 KIND = "n2s"

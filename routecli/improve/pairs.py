@@ -35,7 +35,6 @@ from routecli.baselines.reference import reference_solutions
 from routecli.errors import OptionError
 from routecli.generate import batch_instances, load_batch, save_batch
 from routecli.improve.imitation import ImitationConfig, train_imitation
-from routecli.improve.model import DACT
 from routecli.improve.protocol import (
     Device,
     Model,
@@ -167,7 +166,6 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path
         history: list[dict[str, Any]] = []
         schedule = protocol.schedule
         if isinstance(schedule, ImitationConfig):
-            assert isinstance(model, DACT)  # make_protocol refuses N2S with imitation
             train_imitation(model, protocol.problem, protocol.size, schedule, seed,
                             cache=out / "labels" / f"s{seed}.pt", log=history.append,
                             device=device)

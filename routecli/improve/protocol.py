@@ -5,7 +5,8 @@ protocol and the backbone it builds.
   ``cpu`` (the scaled PPO protocol of docs/pe-paper.md), ``paper``, the published recipes:
   DACT's for Layer 1 (Table 4, ablations Tables 10-12) and N2S's for Layer 3 (Table 6, 3k
   evaluation steps), and ``imitation``, offline imitation of best improvement
-  (:mod:`routecli.improve.imitation`; DACT only), each optionally with ``key=value`` overrides.
+  (:mod:`routecli.improve.imitation`; either backbone), each optionally with ``key=value``
+  overrides.
 - :class:`Protocol`: problem, size, backbone, schedule, test set and step budget, stored as
   ``protocol.json`` in a run folder; :func:`versus_pe`, the PE every other one is compared with.
 - The backbone with one PE at its seeded initial weights (:func:`build`), saved and loaded
@@ -41,7 +42,7 @@ BUDGETS: dict[str, dict[str, Any]] = {
             "eval_steps": 300},
     # the published recipes (DACT for CVRP/PDTSP Layer 1, N2S for Layer 3): GPU days
     "paper": {"train": {}, "eval_steps": 1000},
-    # offline imitation of best improvement (DACT only): where PPO's curves stay flat on a CPU
+    # offline imitation of best improvement: where PPO's curves stay flat on a CPU
     "imitation": {"train": {}, "eval_steps": 300},
 }
 Schedule = PPOConfig | ImitationConfig
@@ -119,8 +120,6 @@ def make_protocol(problem: str, size: int, backbone: str, budget: str, test_size
         raise OptionError(f"--backbone {backbone!r}: choose {', '.join(BACKBONES)}")
     if backbone == "n2s" and problem != "pdtsp":
         raise OptionError("--backbone n2s solves PDTSP (pickup-delivery pair moves)")
-    if backbone == "n2s" and schedule_type(budget) is ImitationConfig:
-        raise OptionError("--budget imitation teaches pairwise moves: --backbone dact")
     if test_size < 1:
         raise OptionError(f"--test-size must be >= 1, got {test_size}")
     schedule, steps = parse_budget(budget, backbone)

@@ -36,7 +36,7 @@ from torch import Tensor, nn
 from routecli import generate
 from routecli.improve.env import Env, Instances, Observation, initial_orders, make_instances
 from routecli.improve.model import DACT, Decision, categorical
-from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_move, pairwise_tour_costs
+from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_tour_costs, unflatten_move
 from routecli.nn.device import generator as seeded_generator
 from routecli.nn.device import gpu_autocast
 from routecli.problems.geometry import augment8
@@ -47,6 +47,8 @@ class Policy(Protocol):
 
     def __call__(self, obs: Observation, action: Tensor | None = None,
                  generator: torch.Generator | None = None) -> Decision: ...
+
+    def move_logits(self, obs: Observation) -> Tensor: ...
 
     def parameters(self) -> Any: ...
 
@@ -215,7 +217,7 @@ def imitation_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
             target = F.one_hot(costs.flatten(1).argmin(1), allowed.shape[1]).to(log_p.dtype)
         losses.append(-(target * log_p.masked_fill(~allowed, 0.0)).sum(1).mean())
         index, _, _ = categorical(log_p.detach(), generator)
-        sampled = pairwise_move(index, costs.shape[-1])
+        sampled = unflatten_move(index, costs.shape[-1])
         agree.append((sampled == best_pairwise(costs)).all(1).float().mean())
         env.step(sampled)
     loss = torch.stack(losses).mean()

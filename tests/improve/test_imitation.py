@@ -19,7 +19,14 @@ from routecli.improve.imitation import (
     trainable,
 )
 from routecli.improve.model import DACT, DACTConfig
-from routecli.improve.moves import pairwise_tour_costs
+from routecli.improve.moves import (
+    as_good_as_best,
+    pair_mask,
+    pair_tour_costs,
+    pairwise_tour_costs,
+    unflatten_move,
+)
+from routecli.improve.n2s import N2S, N2SConfig
 
 from .test_model import SMALL
 
@@ -108,8 +115,52 @@ def test_train_imitation_labels_once_and_logs(tmp_path):
     train_imitation(policy, "cvrp", 6, TINY, 0, cache=cache, log=log.append, log_every=3)
     assert cache.is_file() and [r["update"] for r in log] == [3, 4]
     assert not policy.training
-    with pytest.raises(ValueError, match="pairwise"):
-        train_imitation(type("N2SLike", (), {"kind": "pair"})(), "pdtsp", 7, TINY, 0)  # type: ignore[arg-type]
+
+
+def test_n2s_labels_are_the_best_reinsertions_with_the_removal_signature():
+    """N2S's teacher: the least tour over every allowed (request, pickup slot, delivery slot),
+    the previous request left out, and a stored state restores the signature the policy saw."""
+    cfg = ImitationConfig(instances=4, trajectory=8, train_states="all")
+    states = label_states("pdtsp", 7, cfg, seed=5, kind="pair")
+    data = state_instances("pdtsp", states)
+    rows = torch.arange(len(states["target"]))
+    env = state_env(data, states, rows)
+    assert env.kind == "pair"
+    allowed = pair_mask(env.order, data.requests, env.last[:, 0])
+    costs = pair_tour_costs(env.order, env.data.coords, allowed, data.requests).flatten(1)
+    assert torch.equal(states["target"], costs.argmin(1))
+    assert torch.equal(states["ties"], as_good_as_best(costs))
+    previous = env.last[:, 0]
+    assert (unflatten_move(states["target"], data.slots)[:, 0] != previous).all()
+    # replayed from the first states with the moves taken (each next state's `last`), the env
+    # builds the same tours and removal signatures as the stored states restore
+    live = state_env(data, states, rows[:cfg.instances])
+    for step in range(1, cfg.trajectory):
+        at = rows[step * cfg.instances:(step + 1) * cfg.instances]
+        live.step(states["last"][at])
+        stored = state_env(data, states, at)
+        assert torch.equal(stored.order, live.order)
+        assert torch.equal(stored.observe().signature, live.observe().signature)
+    assert live.removals.sum() > 0
+
+
+def test_n2s_learns_its_teacher_by_imitation():
+    cfg = ImitationConfig(instances=4, trajectory=8, batch=16, lr=3e-3)
+    states = label_states("pdtsp", 7, cfg, seed=2, kind="pair")
+    data, rows = state_instances("pdtsp", states), trainable(states, cfg)
+    torch.manual_seed(0)
+    policy = N2S(N2SConfig(pe="ipe_xpe", embed_dim=16, num_heads=4, num_layers=1, ff_dim=16,
+                           pe_dim=8))
+
+    def loss() -> float:
+        with torch.no_grad():
+            obs = state_env(data, states, rows).observe()
+            return imitation_loss(policy.move_logits(obs).flatten(1), states, rows,
+                                  "ties").item()
+
+    before = loss()
+    fit(policy, make_optimizer(policy, cfg), data, states, rows, cfg, 0, 0, 60)
+    assert loss() < 0.7 * before
 
 
 @pytest.mark.parametrize("field, value", [("target", "best"), ("train_states", "some"),

@@ -82,7 +82,7 @@ def test_pair_reinsertion_mask_allows_exactly_the_feasible_reinsertions():
     for b in range(data.size):
         for r in range(n):
             request = torch.full((len(ij),), r)
-            mask = moves.reinsertion_mask(orders[b : b + 1], request[:1], n)[0]
+            mask = moves.reinsertion_mask(orders[b : b + 1], request[None, :1], n)[0, 0]
             after = moves.pair_reinsert(orders[b].expand(len(ij), -1),
                                         torch.cat([request[:, None], ij], 1), n)
             removed = {r + 1, r + 1 + n}
@@ -96,6 +96,29 @@ def test_pair_reinsertion_mask_allows_exactly_the_feasible_reinsertions():
                     pos = moves.positions(after[k : k + 1])[0]
                     assert pos[r + 1] == pos[i] + 1
                     assert pos[r + 1 + n] == pos[r + 1 if i == j else j] + 1
+
+
+def test_pair_moves_are_every_request_but_the_previous_one_and_their_tours_are_measured():
+    """N2S's imitation teacher: the pair mask is each request's reinsertion mask, the previous
+    request left out, and every allowed move's cell holds the length of its tour."""
+    data, _ = instances("pdtsp", 9, 3, seed=6)
+    orders = initial_orders(data, torch.Generator().manual_seed(1))
+    n, v = data.requests, data.slots
+    previous = torch.tensor([-1, 0, 2])
+    mask = moves.pair_mask(orders, n, previous)
+    assert mask.shape == (3, n, v, v)
+    for b in range(data.size):
+        for r in range(n):
+            expected = moves.reinsertion_mask(orders[b : b + 1], torch.tensor([[r]]), n)[0, 0]
+            assert torch.equal(mask[b, r], expected & (r != previous[b]))
+    costs = moves.pair_tour_costs(orders, data.coords, mask, n)
+    assert torch.isinf(costs[~mask]).all()
+    b, r, i, j = mask.nonzero()[::7].unbind(1)
+    tours = moves.pair_reinsert(orders[b], torch.stack([r, i, j], 1), n)
+    assert costs[b, r, i, j].tolist() == pytest.approx(
+        moves.tour_cost(tours, data.coords[b]).tolist())
+    identity = moves.tour_cost(orders, data.coords)  # a request put back where it was
+    assert (costs.flatten(1).min(1).values <= identity + 1e-6).all()
 
 
 def test_the_best_pairwise_move_is_the_shortest_allowed_tour():

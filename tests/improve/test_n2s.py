@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from routecli.improve.env import Env, initial_orders, to_solution
+from routecli.improve.moves import pair_mask
 from routecli.improve.n2s import N2S, N2SConfig, load_n2s, n2s_checkpoint
 from routecli.improve.train import PPOConfig, evaluate, generate_instances, train
 from routecli.pe.registry import PE_REGISTRY
@@ -51,6 +52,27 @@ def test_scoring_a_sampled_pair_move_gives_its_probability():
     decision = model(obs, generator=torch.Generator().manual_seed(2))
     again = model(obs, action=decision.action)
     assert torch.allclose(decision.log_prob, again.log_prob, atol=1e-6)
+
+
+def test_the_move_table_is_the_policys_joint_distribution_over_allowed_moves():
+    """``move_logits`` (imitation's view): log P(r) + log P(i, j | r) for every move at once,
+    equal to scoring each move through the policy, a distribution over exactly the moves of
+    ``pair_mask``."""
+    env, _ = pair_env(2)
+    generator = torch.Generator().manual_seed(0)
+    model = small("ipe_xpe")
+    env.step(model(env.observe(), generator=generator).action)  # a previous request to mask
+    obs = env.observe()
+    table = model.move_logits(obs)  # [B, n, V, V]
+    allowed = pair_mask(obs.order, obs.requests, obs.last[:, 0])
+    assert torch.equal(torch.isfinite(table), allowed)
+    assert torch.allclose(table.flatten(1).logsumexp(1), torch.zeros(len(table)), atol=1e-5)
+    for _ in range(4):
+        action = model(obs, generator=generator).action
+        scored = model(obs, action=action).log_prob
+        b = torch.arange(len(action))
+        assert torch.allclose(table[b, action[:, 0], action[:, 1], action[:, 2]], scored,
+                              atol=1e-5)
 
 
 def test_swapping_the_pe_of_n2s_changes_nothing_else():
