@@ -31,6 +31,8 @@ all of them against applying every move and validating the result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -130,10 +132,18 @@ def pairwise_tour_costs(order: Tensor, coords: Tensor, allowed: Tensor) -> Tenso
     """The tour length after each allowed move ``(op, u, v)``, ``inf`` where not allowed,
     ``[B, 3, V, V]`` (``allowed`` is the same shape). Applies every allowed move of one row at a
     time, so the memory is ``3 V^2`` tours, not ``B`` times that."""
+    return moved_tour_costs(order, coords, allowed, apply_pairwise)
+
+
+def moved_tour_costs(order: Tensor, coords: Tensor, allowed: Tensor,
+                     apply: Callable[[Tensor, Tensor], Tensor]) -> Tensor:
+    """The tour length after each allowed move of a ``[B, K, V, V]`` layout, ``inf`` where
+    not allowed: ``apply(tours [M, V], moves [M, 3])`` applied to every allowed move of one
+    row at a time."""
     costs = torch.full(allowed.shape, float("inf"), dtype=coords.dtype, device=coords.device)
     for row in range(order.shape[0]):
         actions = allowed[row].nonzero()  # [M, 3]
-        tours = apply_pairwise(order[row].expand(len(actions), -1), actions)
+        tours = apply(order[row].expand(len(actions), -1), actions)
         costs[row][actions.unbind(1)] = tour_cost(tours, coords[row].expand(len(actions), -1, -1))
     return costs
 
@@ -298,9 +308,5 @@ def pair_tour_costs(order: Tensor, coords: Tensor, allowed: Tensor, requests: in
     """The tour length after each allowed N2S move ``(r, i, j)``, ``inf`` where not allowed,
     ``[B, n, V, V]`` (``allowed`` is the same shape); one row at a time, as
     :func:`pairwise_tour_costs`."""
-    costs = torch.full(allowed.shape, float("inf"), dtype=coords.dtype, device=coords.device)
-    for row in range(order.shape[0]):
-        actions = allowed[row].nonzero()  # [M, 3]
-        tours = pair_reinsert(order[row].expand(len(actions), -1), actions, requests)
-        costs[row][actions.unbind(1)] = tour_cost(tours, coords[row].expand(len(actions), -1, -1))
-    return costs
+    return moved_tour_costs(order, coords, allowed,
+                            lambda tours, actions: pair_reinsert(tours, actions, requests))

@@ -172,7 +172,7 @@ class N2S(nn.Module):
         """Where the pickup and the delivery of each removed request ``request`` ``[B, R]`` go
         back: ``C tanh(MLP([c1(p, i) || c2(p, succ i) || c1(d, j) || c2(d, succ j)]))``,
         ``-inf`` where not allowed. ``[B, R, V, V]``."""
-        num, v, e = h.shape
+        _, v, e = h.shape
         n = obs.requests
 
         def rows(nodes: Tensor) -> Tensor:  # [B, R] -> [B, R, E]
