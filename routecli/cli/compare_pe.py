@@ -58,6 +58,7 @@ def compare_pe(
     import torch
 
     from routecli.cli.common import console
+    from routecli.improve.claims import report as report_claims
     from routecli.improve.pairs import run, slug
     from routecli.improve.paper import expand_pes
     from routecli.improve.protocol import make_protocol
@@ -82,10 +83,14 @@ def compare_pe(
             log=lambda line: console.print(line, markup=False), device=where)
     if not (folder / "rows.csv").is_file():
         raise typer.BadParameter(f"{folder} has no rows yet", param_hint="--out")
-    command = (f"routecli compare-pe --problem {problem} --size {size} --pe {pe} --runs {runs} "
-               f"--budget {budget} --backbone {backbone} --test-size {test_size} --images "
-               f"{images} --out {folder}")
+    scale = f"routecli compare-pe --problem {problem} --size {size}"
+    rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
+            f"--images {images} --out {folder}")
     stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"
-    text = report(protocol, folder, pes, command, stem)
+    text = report(protocol, folder, pes, f"{scale} --pe {pe} {rest}", stem)
     console.print(text, markup=False)
     console.print(f"wrote {folder / (stem + '.md')} and {folder / (stem + '.png')}")
+    found = report_claims(protocol, folder, f"{scale} {rest} --summary-only")
+    if found:
+        console.print(found, markup=False)
+        console.print(f"wrote {folder / 'claims.md'}")

@@ -6,6 +6,8 @@ the numbers it reports for them.
   Table 12 (direction-aware vs direction-invariant IPE+XPE) and Table 6 (N2S's own PE vs
   IPE+XPE, Layer 3). The IPE variant follows Section 5.2 (:func:`ours`): the
   direction-invariant one for the reversal-symmetric CVRP, the direction-aware one otherwise.
+- The pairs its tables compare (:func:`paper_pairs`): IPE+XPE against every other encoding of
+  a table, and Table 10's distance-indexed IPE against the index-based one.
 - The paper's values (Obj., Gap %) keyed by our PE spec (:data:`PAPER_TABLE4`, covering Tables
   4 and 10-12 at CVRP-100, VRPTW-100 and PDTSP-51; :data:`PAPER_TABLE6` at PDTSP-21/51/101) and
   the references they are gaps to (:func:`paper_value`, :func:`paper_reference`).
@@ -41,6 +43,24 @@ def pe_list(name: str, problem: str) -> list[str]:
     if name not in lists:
         raise KeyError(name)
     return lists[name]
+
+
+def paper_pairs(problem: str, backbone: str) -> list[tuple[str, str, str]]:
+    """``(tables, ours, other)``: the pairs of encodings the paper's tables compare, with the
+    tables that list both (``"4, 10"``); the problem's IPE+XPE against every other encoding,
+    plus Table 10's IPE against its index-based variant. N2S: Table 6 only."""
+    if backbone == "n2s":
+        return [("6", "ipe_xpe", "n2s")]
+    ipe, full = ours(problem)
+    names = ("table4", "table10", "table11", "table12")
+    pairs = [(full, pe) for name in names for pe in pe_list(name, problem) if pe != full]
+    pairs.append((ipe, f"{ipe}_index"))
+    out = []
+    for a, b in dict.fromkeys(pairs):
+        tables = [n.removeprefix("table") for n in names
+                  if {a, b} <= set(pe_list(n, problem))]
+        out.append((", ".join(tables), a, b))
+    return out
 
 
 def expand_pes(spec: str, problem: str) -> list[str]:
@@ -105,6 +125,20 @@ def paper_value(pe: str, problem: str, backbone: str, size: int) -> tuple[float,
     if backbone == "n2s":
         return PAPER_TABLE6.get(pe, {}).get(size)
     return PAPER_TABLE4.get(pe, {}).get(problem)
+
+
+def paper_gap_at(pe: str, problem: str, backbone: str, size: int) -> tuple[str, float] | None:
+    """The paper's gap for ``pe`` with the scale it was measured at (``"CVRP-100"``): Table 4's
+    problem size, or Table 6's PDTSP size nearest ``size``."""
+    if backbone == "n2s":
+        sizes = PAPER_TABLE6.get(pe)
+        if not sizes:
+            return None
+        nearest = min(sizes, key=lambda s: (abs(s - size), s))
+        return f"PDTSP-{nearest}", sizes[nearest][1]
+    value = PAPER_TABLE4.get(pe, {}).get(problem)
+    scale = {"cvrp": "CVRP-100", "vrptw": "VRPTW-100", "pdtsp": "PDTSP-51"}[problem]
+    return None if value is None else (scale, value[1])
 
 
 def paper_reference(problem: str, backbone: str, size: int) -> float | None:

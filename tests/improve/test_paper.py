@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from routecli.errors import OptionError
-from routecli.improve.paper import expand_pes, paper_reference, paper_value
+from routecli.improve.paper import (
+    expand_pes,
+    paper_gap_at,
+    paper_pairs,
+    paper_reference,
+    paper_value,
+)
 
 
 def test_table_lists_follow_the_paper():
@@ -37,3 +43,15 @@ def test_the_paper_reference_is_the_one_of_the_reproduced_table():
     assert paper_reference("pdtsp", "n2s", 101) == 9.428
     assert paper_reference("pdtsp", "dact", 51) == 6.87
     assert paper_reference("cvrp", "dact", 20) == 15.58
+
+
+def test_the_compared_pairs_are_ours_against_every_table_entry_and_table10s_ipe_pair():
+    pairs = {(a, b): tables for tables, a, b in paper_pairs("cvrp", "dact")}
+    assert pairs[("ipe_inv_xpe", "nope")] == "4, 10"
+    assert pairs[("ipe_inv_xpe", "ipe_xpe")] == "12"
+    assert pairs[("ipe_inv_xpe", "ipe_inv_xpe:xpe_aggregate=median")] == "11"
+    assert pairs[("ipe_inv", "ipe_inv_index")] == "10"
+    assert len(pairs) == 13 + 1 + 5 + 1 + 1  # Table 4, 10's index IPE, 11, 12, 10's IPE pair
+    assert paper_pairs("pdtsp", "n2s") == [("6", "ipe_xpe", "n2s")]
+    assert paper_gap_at("n2s", "pdtsp", "n2s", 60) == ("PDTSP-51", 2.40)
+    assert paper_gap_at("ipe_inv", "pdtsp", "dact", 51) is None
