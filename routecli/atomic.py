@@ -133,6 +133,21 @@ def claim(lock_path: str | Path) -> Iterator[bool]:
 
 
 @contextmanager
+def one_at_a_time(lock_path: str | Path) -> Iterator[None]:
+    """Hold the exclusive lock ``lock_path`` (created if missing) for the ``with`` block,
+    waiting while another process (or another ``with`` of this one) holds it: for work that
+    several processes would otherwise do at once, each checking inside whether it is done."""
+    path = Path(lock_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextmanager
 def sole_writer(lock_path: str | Path) -> Iterator[None]:
     """:func:`claim` ``lock_path`` for the ``with`` block, or raise :class:`LockHeld` at once
     when another process holds it (a killed run never leaves the folder locked)."""

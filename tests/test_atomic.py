@@ -1,10 +1,17 @@
 import csv
 import multiprocessing
 import os
+import threading
 
 import pytest
 
-from routecli.atomic import append_csv_rows, atomic_write, atomic_write_text, claim
+from routecli.atomic import (
+    append_csv_rows,
+    atomic_write,
+    atomic_write_text,
+    claim,
+    one_at_a_time,
+)
 
 
 def test_the_file_gets_the_umask_permissions_not_0600(tmp_path):
@@ -96,3 +103,30 @@ def test_a_claim_is_exclusive_and_dies_with_its_holder(tmp_path):
         assert mine
     with claim(lock) as first, claim(lock) as second:  # even within one process
         assert first and not second
+
+
+def _hold_waiting(path, ready, release) -> None:
+    with one_at_a_time(path):
+        ready.set()
+        release.wait(30)
+
+
+def test_one_at_a_time_waits_for_the_holder_then_enters(tmp_path):
+    lock = tmp_path / "labels" / "s0.lock"
+    ready, release = multiprocessing.Event(), multiprocessing.Event()
+    holder = multiprocessing.Process(target=_hold_waiting, args=(lock, ready, release))
+    holder.start()
+    assert ready.wait(30)
+    entered = threading.Event()
+
+    def enter() -> None:
+        with one_at_a_time(lock):
+            entered.set()
+
+    waiter = threading.Thread(target=enter)
+    waiter.start()
+    assert not entered.wait(0.5)  # the holder still has it
+    release.set()
+    assert entered.wait(30)
+    waiter.join()
+    holder.join()

@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from routecli.atomic import atomic_write
+from routecli.atomic import atomic_write, one_at_a_time
 from routecli.improve.env import Env, Instances, initial_orders, make_instances
 from routecli.improve.moves import (
     as_good_as_best,
@@ -140,14 +140,15 @@ def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
 def labelled_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
                     cache: Path | None = None, log: Callable[[str], None] | None = None,
                     kind: str = "pairwise") -> dict[str, Any]:
-    """:func:`label_states`, read from ``cache`` when it exists, else labelled and saved there
-    (deterministic, so processes that label the same file at once write the same bytes)."""
-    if cache is not None and cache.is_file():
-        return torch.load(cache, weights_only=True)
-    started = time.perf_counter()
-    states = label_states(problem, size, cfg, seed, kind)
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
+    """:func:`label_states`, read from ``cache`` when it exists, else labelled and saved there;
+    processes that need the same missing file wait for the one labelling it."""
+    if cache is None:
+        return label_states(problem, size, cfg, seed, kind)
+    with one_at_a_time(cache.with_suffix(".lock")):
+        if cache.is_file():
+            return torch.load(cache, weights_only=True)
+        started = time.perf_counter()
+        states = label_states(problem, size, cfg, seed, kind)
         atomic_write(cache, lambda handle: torch.save(states, handle))
     if log is not None:
         log(f"labelled {len(states['target'])} states in {time.perf_counter() - started:.0f} s")
