@@ -2,6 +2,7 @@ import csv
 import multiprocessing
 import os
 import threading
+from multiprocessing.synchronize import Event
 
 import pytest
 
@@ -89,12 +90,18 @@ def _hold(path, ready, release) -> None:
         release.wait(30)
 
 
-def test_a_claim_is_exclusive_and_dies_with_its_holder(tmp_path):
-    lock = tmp_path / "work" / "a.lock"
+def holding(lock) -> tuple[multiprocessing.Process, Event]:
+    """Another process that holds ``lock`` until the returned event is set (or it is killed)."""
     ready, release = multiprocessing.Event(), multiprocessing.Event()
     holder = multiprocessing.Process(target=_hold, args=(lock, ready, release))
     holder.start()
     assert ready.wait(30)
+    return holder, release
+
+
+def test_a_claim_is_exclusive_and_dies_with_its_holder(tmp_path):
+    lock = tmp_path / "work" / "a.lock"
+    holder, _ = holding(lock)
     with claim(lock) as mine:
         assert not mine
     holder.kill()  # SIGKILL: no cleanup runs, the kernel releases the lock
@@ -105,18 +112,9 @@ def test_a_claim_is_exclusive_and_dies_with_its_holder(tmp_path):
         assert first and not second
 
 
-def _hold_waiting(path, ready, release) -> None:
-    with one_at_a_time(path):
-        ready.set()
-        release.wait(30)
-
-
 def test_one_at_a_time_waits_for_the_holder_then_enters(tmp_path):
     lock = tmp_path / "labels" / "s0.lock"
-    ready, release = multiprocessing.Event(), multiprocessing.Event()
-    holder = multiprocessing.Process(target=_hold_waiting, args=(lock, ready, release))
-    holder.start()
-    assert ready.wait(30)
+    holder, release = holding(lock)
     entered = threading.Event()
 
     def enter() -> None:

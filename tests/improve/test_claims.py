@@ -7,30 +7,18 @@ import math
 from routecli.improve.claims import claims, report
 from routecli.improve.protocol import make_protocol
 
-
-def folder(path, gaps: dict[str, list[float]], instances: int = 6):
-    """A run folder whose (PE, seed) rows have these gaps (costs 1 + gap/100 per instance)."""
-    with open(path / "reference.csv", "w") as handle:
-        handle.write("instance,cost\n" + "".join(f"{i},1.0\n" for i in range(instances)))
-    with open(path / "rows.csv", "w") as rows, open(path / "costs.csv", "w") as costs:
-        rows.write("pe,seed,obj,gap_pct,train_seconds,eval_seconds,parameters\n")
-        costs.write("pe,seed,instance,cost\n")
-        for pe, values in gaps.items():
-            for seed, gap in enumerate(values):
-                rows.write(f"{pe},{seed},{1 + gap / 100},{gap},0,0,0\n")
-                costs.write("".join(f"{pe},{seed},{i},{1 + gap / 100 + i / 1000}\n"
-                                    for i in range(instances)))
+from .conftest import comparison_folder
 
 
 def test_each_claim_is_oriented_by_the_paper_and_judged_at_the_seed_level(tmp_path):
-    folder(tmp_path, {
+    comparison_folder(tmp_path, {
         "ipe_inv_xpe": [1.0, 1.1, 0.9],
         "nope": [8.0, 8.2, 7.9],  # the paper's order, far beyond seed noise: holds
         "ape": [0.1, 0.12, 0.09],  # the other way: reversed
         "sin": [0.2, 2.0, 1.3],  # seeds straddle IPE+XPE's: not separated
         "rope": [0.5],  # one seed: pending
         "ipe_inv": [3.0, 3.1, 2.9], "ipe_inv_index": [1.0, 1.2, 1.1],  # Table 10's own pair
-    })
+    }, instances=6)
     protocol = make_protocol("cvrp", 10, "dact", "smoke", test_size=6)
     found = {(c.better.pe, c.worse.pe): c for c in claims(protocol, tmp_path)}
     assert found[("ipe_inv_xpe", "nope")].verdict == "holds"
@@ -52,7 +40,7 @@ def test_each_claim_is_oriented_by_the_paper_and_judged_at_the_seed_level(tmp_pa
 
 
 def test_table6_compares_at_the_nearest_paper_size(tmp_path):
-    folder(tmp_path, {"n2s": [2.0, 2.4], "ipe_xpe": [1.6, 1.7]})
+    comparison_folder(tmp_path, {"n2s": [2.0, 2.4], "ipe_xpe": [1.6, 1.7]}, instances=6)
     (claim,) = claims(make_protocol("pdtsp", 11, "n2s", "smoke", test_size=6), tmp_path)
     assert (claim.tables, claim.scale, claim.better.pe) == ("6", "PDTSP-21", "ipe_xpe")
     assert (claim.paper_better, claim.paper_worse) == (0.03, 0.05)
@@ -60,6 +48,6 @@ def test_table6_compares_at_the_nearest_paper_size(tmp_path):
 
 
 def test_a_folder_without_a_compared_pair_writes_nothing(tmp_path):
-    folder(tmp_path, {"nope": [8.0]})
+    comparison_folder(tmp_path, {"nope": [8.0]}, instances=6)
     assert report(make_protocol("cvrp", 10, "dact", "smoke", test_size=6), tmp_path, "c") == ""
     assert not (tmp_path / "claims.md").exists()

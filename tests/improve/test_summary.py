@@ -14,6 +14,8 @@ from routecli.improve.protocol import make_protocol
 from routecli.improve.summary import markdown, report, summarize
 from routecli.store import PROVENANCE, read_csv
 
+from .conftest import comparison_folder
+
 
 def test_the_seed_level_test_separates_seed_noise_from_a_real_difference(tmp_path):
     # Two PEs whose per-seed gaps differ by far more than their spread get a small Welch p,
@@ -21,16 +23,7 @@ def test_the_seed_level_test_separates_seed_noise_from_a_real_difference(tmp_pat
     protocol = make_protocol("cvrp", 8, "dact", "smoke", test_size=4)
     gaps = {"ipe_inv_xpe": [10.0, 11.0, 12.0], "nope": [40.0, 41.0, 42.0],
             "ape": [2.0, 11.0, 20.0]}
-    with open(tmp_path / "reference.csv", "w") as handle:
-        handle.write("instance,cost\n" + "".join(f"{i},1.0\n" for i in range(4)))
-    with open(tmp_path / "rows.csv", "w") as rows, open(tmp_path / "costs.csv", "w") as costs:
-        rows.write("pe,seed,obj,gap_pct,train_seconds,eval_seconds,parameters\n")
-        costs.write("pe,seed,instance,cost\n")
-        for pe, values in gaps.items():
-            for seed, gap in enumerate(values):
-                rows.write(f"{pe},{seed},{1 + gap / 100},{gap},0,0,0\n")
-                costs.write("".join(f"{pe},{seed},{i},{1 + gap / 100 + i / 1000}\n"
-                                    for i in range(4)))
+    comparison_folder(tmp_path, gaps)
     by_pe = {s.pe: s for s in summarize(protocol, tmp_path)}
     assert by_pe["nope"].seed_p is not None and by_pe["nope"].seed_p < 0.001
     assert by_pe["ape"].seed_p is not None and by_pe["ape"].seed_p > 0.5
