@@ -61,7 +61,7 @@ class Claim:
 def claims(protocol: Protocol, out: Path) -> list[Claim]:
     """Every pair the paper compares whose two encodings both have rows in ``out``."""
     present = {r["pe"] for r in row_store(out / "rows.csv").rows}
-    found = []
+    oriented = []
     for tables, a, b in paper_pairs(protocol.problem, protocol.backbone):
         paper_a = paper_gap_at(a, protocol.problem, protocol.backbone, protocol.size)
         paper_b = paper_gap_at(b, protocol.problem, protocol.backbone, protocol.size)
@@ -69,9 +69,13 @@ def claims(protocol: Protocol, out: Path) -> list[Claim]:
             continue
         if paper_b[1] < paper_a[1]:
             a, b, paper_a, paper_b = b, a, paper_b, paper_a
-        better, worse = summarize(protocol, out, [a, b], versus=a)
-        found.append(Claim(tables, paper_a[0], better, worse, paper_a[1], paper_b[1]))
-    return found
+        oriented.append((tables, a, b, paper_a, paper_b))
+    ours = {}  # one summary per better encoding, paired against each of its worse ones
+    for a in dict.fromkeys(a for _, a, _, _, _ in oriented):
+        worse = list(dict.fromkeys(b for _, x, b, _, _ in oriented if x == a))
+        ours[a] = {s.pe: s for s in summarize(protocol, out, [a, *worse], versus=a)}
+    return [Claim(tables, paper_a[0], ours[a][a], ours[a][b], paper_a[1], paper_b[1])
+            for tables, a, b, paper_a, paper_b in oriented]
 
 
 def markdown(protocol: Protocol, found: list[Claim], command: str) -> str:
