@@ -56,14 +56,22 @@ class Provenance:
                    command_line(sys.argv if argv is None else argv))
 
 
+# Files whose edits cannot change a number: result files (a long run appends rows while the
+# same checkout keeps running) and prose.
+_NOT_CODE = (":(top,exclude)benchmarks/results", ":(top,exclude,glob)**/*.md",
+             ":(top,exclude,glob)**/*.png")
+
+
 def git_commit(cwd: Path | None = None) -> str:
     """``git rev-parse --short HEAD`` of the checkout routecli runs from (``unknown``
-    outside one), with ``-dirty`` when tracked files have uncommitted changes."""
+    outside one), with ``-dirty`` when tracked files other than results and prose have
+    uncommitted changes."""
     here = cwd or Path(__file__).resolve().parent
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here,
                               capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no",
+                                "--", ":(top)", *_NOT_CODE],
                                cwd=here, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

@@ -1,8 +1,10 @@
-"""The one result store: keyed rows, resume, torn rows, files of an earlier layout."""
+"""The one result store: keyed rows, resume, torn rows, files of an earlier layout, the commit."""
+
+import subprocess
 
 import pytest
 
-from routecli.store import Provenance, ResultStore, ResultStoreError
+from routecli.store import Provenance, ResultStore, ResultStoreError, git_commit
 
 
 def test_store_resumes_by_key_and_drops_a_row_torn_by_a_kill(tmp_path):
@@ -38,3 +40,25 @@ def test_a_file_of_an_earlier_layout_reads_as_it_is_and_is_migrated_at_its_next_
     assert ResultStore(path, ["what", "cost"], key=["what"]).rows == store.rows
     with pytest.raises(ResultStoreError, match="has the columns"):
         ResultStore(path, ["what", "cost", "seed"], key=["what"], legacy=[["what", "cost"]])
+
+
+def test_the_commit_is_dirty_for_a_code_change_not_for_results_or_prose(tmp_path):
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+
+    files = {"solver.py": "x = 1\n", "notes.md": "# notes\n",
+             "benchmarks/results/run/rows.csv": "pe,gap\n", "docs/plot.png": "png"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "start")
+    clean = git_commit(tmp_path)
+    assert clean and not clean.endswith("-dirty")
+    for name in ("notes.md", "benchmarks/results/run/rows.csv", "docs/plot.png"):
+        (tmp_path / name).write_text(files[name] + "more\n")
+    assert git_commit(tmp_path) == clean
+    (tmp_path / "solver.py").write_text("x = 2\n")
+    assert git_commit(tmp_path) == clean + "-dirty"
