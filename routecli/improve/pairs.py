@@ -20,6 +20,7 @@ which the kernel releases when its holder dies.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -53,9 +54,18 @@ ROW_FIELDS = ["pe", "seed", "obj", "gap_pct", "train_seconds", "eval_seconds", "
 COST_FIELDS = ["pe", "seed", "instance", "cost"]
 
 
+SLUG_LIMIT = 80
+
+
 def slug(pe: str) -> str:
-    """``pe`` as a file-name part (``models/<slug>-s<seed>.pt``, ``summary-<slug>.md``)."""
-    return re.sub(r"[^a-z0-9]+", "-", pe.lower()).strip("-")
+    """``pe`` as a file-name part (``models/<slug>-s<seed>.pt``, ``summary-<slug>.md``). A long
+    list of encodings keeps its first characters and a digest of the whole, so that the name
+    stays under the file system's limit and distinct per list."""
+    text = re.sub(r"[^a-z0-9]+", "-", pe.lower()).strip("-")
+    if len(text) <= SLUG_LIMIT:
+        return text
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    return f"{text[:SLUG_LIMIT - len(digest) - 1].rstrip('-')}-{digest}"
 
 
 def row_store(path: Path) -> ResultStore:

@@ -4,7 +4,7 @@ to it, two processes divide the pairs, a run killed mid-row resumes."""
 from __future__ import annotations
 
 from routecli.atomic import claim
-from routecli.improve.pairs import finished, prepare, run
+from routecli.improve.pairs import SLUG_LIMIT, finished, prepare, run, slug
 from routecli.improve.protocol import make_protocol
 from routecli.store import read_csv
 
@@ -94,3 +94,17 @@ def test_two_processes_divide_the_pairs_of_a_folder_through_claims(tmp_path, mon
     assert sorted((r["pe"], r["seed"]) for r in read_csv(out / "rows.csv")) == \
         [("nope", "0"), ("xpe", "0")]
     assert len(read_csv(out / "untrained.csv")) == 1
+
+
+def test_a_long_list_of_encodings_names_a_file_the_file_system_accepts(tmp_path):
+    short = "ipe_inv_xpe:xpe_aggregate=mean"
+    assert slug(short) == "ipe-inv-xpe-xpe-aggregate-mean"
+    many = ",".join(f"ipe_inv_xpe:xpe_aggregate={a}"
+                    for a in 2 * ("mean", "circular", "demand", "median", "midpoint", "mean"))
+    assert len(many) > 255
+    names = {slug(many), slug(many.replace("mean", "median", 1)), slug(many + ",ipe_inv_index")}
+    assert len(names) == 3
+    for name in names:
+        assert len(name) <= SLUG_LIMIT
+        (tmp_path / f"summary-{name}.md").write_text("")
+    assert slug(many) == slug(many)
