@@ -1,19 +1,22 @@
 """How close an imitation-trained improvement policy is to its teacher, on a PE curve's
-validation set.
+validation set or a ``compare-pe`` folder's test set.
 
     .venv/bin/python benchmarks/imitation_accuracy.py data/runs/pe_curve/cvrp20-imitation-c300 \
         --pe ipe_inv_xpe --seed 0 --out benchmarks/results/imitation_accuracy.md
+    .venv/bin/python benchmarks/imitation_accuracy.py \
+        benchmarks/results/compare_pe/cvrp10-dact-imitation --pe ipe_inv,ipe_xpe --seed 2 \
+        --out benchmarks/results/compare_pe/cvrp10-dact-imitation/teacher_agreement.md
 
-``benchmarks/pe_curve.py --budget cpu:...,imitation=K`` teaches DACT the best-improvement move
-(``routecli.improve.moves.best_pairwise``) of every state it visits. This script loads the
-trained state of one (PE, seed) of such a folder (``state/``, its ``test.npz`` validation set
-and ``reference.csv``) and improves the validation instances from the curve's seeded random
-tours for ``--steps`` moves three ways: the policy's sampled moves (what the curve measures),
-its most likely move (argmax), and the teacher's own move. For the argmax run it also gives the
-share of states where the policy's most likely move is the teacher's. A policy close to its
-teacher scores near the teacher; one that is not says that what it lacks is accuracy, not the
-target's form or the decoding. One thread; appends a markdown table with the commit to
-``--out``.
+``benchmarks/pe_curve.py --budget cpu:...,imitation=K`` and ``routecli compare-pe --budget
+imitation`` teach DACT the best-improvement move (``routecli.improve.moves.best_pairwise``) of
+the states they label. This script loads the trained weights of each (PE, seed) of such a
+folder (``state/`` or ``models/``, its ``test.npz`` and ``reference.csv``) and improves the
+test instances from the folder's seeded random tours for ``--steps`` moves three ways: the
+policy's sampled moves (what the folder measures), its most likely move (argmax), and the
+teacher's own move. For the argmax run it also gives the share of states where the policy's
+most likely move is the teacher's. A policy close to its teacher scores near the teacher; one
+that is not says that what it lacks is accuracy, not the target's form or the decoding. One
+thread; appends one markdown table per PE, with the commit, to ``--out``.
 """
 
 from __future__ import annotations
@@ -76,54 +79,67 @@ def deterministic_run(model: torch.nn.Module, problem: str, batch: dict, steps: 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="a benchmarks/pe_curve.py --out folder")
-    parser.add_argument("--pe", default="ipe_inv_xpe")
+    parser.add_argument("folder", type=Path,
+                        help="a benchmarks/pe_curve.py or routecli compare-pe --out folder")
+    parser.add_argument("--pe", default="ipe_inv_xpe", help="one PE spec or a comma list")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=None,
-                        help="improvement steps (default: the curve's evaluation steps)")
-    parser.add_argument("--out", type=Path, default=None, help="append the table to this file")
+                        help="improvement steps (default: the folder's evaluation steps)")
+    parser.add_argument("--out", type=Path, default=None, help="append the tables to this file")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     protocol = json.loads((args.folder / "protocol.json").read_text())
-    state = args.folder / "state" / f"{slug(args.pe)}-s{args.seed}.pt"
-    if not state.is_file():
-        raise SystemExit(f"error: {state} is missing (the curve's trained state)")
+    weights = {}
+    for pe in filter(None, (p.strip() for p in args.pe.split(","))):
+        found = [args.folder / sub / f"{slug(pe)}-s{args.seed}.pt" for sub in ("state", "models")]
+        weights[pe] = next((path for path in found if path.is_file()), None)
+        if weights[pe] is None:
+            raise SystemExit(f"error: no trained weights for {pe} seed {args.seed} in "
+                             f"{args.folder}/state or {args.folder}/models")
     problem, batch = load_batch(args.folder / "test.npz")
     reference = np.array([float(r["cost"]) for r in read_csv(args.folder / "reference.csv")])
     steps = args.steps or int(protocol["eval_steps"])
     seed = int(protocol["test_seed"])
-    model = load_model(state).eval()
 
     def gap(costs: torch.Tensor) -> float:
         return float((100.0 * (costs.double().numpy() - reference) / reference).mean())
 
-    sampled, _ = evaluate(model, problem, batch, steps, seed=seed)
-    argmax, shares = deterministic_run(model, problem, batch, steps, seed, teacher=False)
-    teacher, _ = deterministic_run(model, problem, batch, steps, seed, teacher=True)
-    provenance = Provenance.current()
+    teacher: torch.Tensor | None = None
+    for pe, path in weights.items():
+        model = load_model(path).eval()
+        if teacher is None:  # the teacher's run needs a model only for the env's kind
+            teacher, _ = deterministic_run(model, problem, batch, steps, seed, teacher=True)
+        sampled, _ = evaluate(model, problem, batch, steps, seed=seed)
+        argmax, shares = deterministic_run(model, problem, batch, steps, seed, teacher=False)
+        text = table(f"{args.folder} {pe} seed {args.seed}", steps, len(reference),
+                     gap(sampled), gap(argmax), gap(teacher), shares)
+        print(text)
+        if args.out is not None:
+            previous = args.out.read_text() if args.out.is_file() else \
+                "# Imitation-trained improvement policies against their teacher\n"
+            atomic_write_text(args.out, previous + text)
+
+
+def table(title: str, steps: int, instances: int, sampled: float, argmax: float,
+          teacher: float, shares: dict[str, list[float]]) -> str:
     tenth = max(steps // 10, 1)
 
     def cells(key: str) -> str:
         share = shares[key]
         return f"{np.mean(share):.3f} ({np.mean(share[:tenth]):.3f} / {np.mean(share[-tenth:]):.3f})"
 
-    text = (
-        f"\n## {args.folder} {args.pe} seed {args.seed}: {steps} steps on "
-        f"{len(reference)} validation instances\n\n"
+    provenance = Provenance.current()
+    return (
+        f"\n## {title}: {steps} steps on {instances} validation instances\n\n"
         "Shares of the argmax run's states, over all steps (first tenth / last tenth).\n\n"
         "| moves | gap to PyVRP | argmax = teacher's move | argmax as good as the teacher's "
         "| argmax improves the tour |\n"
         "|---|---:|---:|---:|---:|\n"
-        f"| policy, sampled | {gap(sampled):.2f}% | | | |\n"
-        f"| policy, argmax | {gap(argmax):.2f}% | {cells('teacher')} | {cells('tie')} | "
+        f"| policy, sampled | {sampled:.2f}% | | | |\n"
+        f"| policy, argmax | {argmax:.2f}% | {cells('teacher')} | {cells('tie')} | "
         f"{cells('improves')} |\n"
-        f"| teacher (best improvement) | {gap(teacher):.2f}% | 1 | 1 | |\n\n"
+        f"| teacher (best improvement) | {teacher:.2f}% | 1 | 1 | |\n\n"
         f"commit {provenance.commit}, {provenance.date}, `{provenance.command}`\n")
-    print(text)
-    if args.out is not None:
-        previous = args.out.read_text() if args.out.is_file() else \
-            "# Imitation-trained improvement policies against their teacher\n"
-        atomic_write_text(args.out, previous + text)
 
 
 if __name__ == "__main__":
