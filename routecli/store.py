@@ -43,8 +43,8 @@ from routecli.errors import RoutecliError
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a number comes from: the commit (``-dirty`` with uncommitted tracked changes),
-    the UTC date and the command line."""
+    """Where a number comes from: the commit the process started from (``-dirty`` with
+    uncommitted code changes), the UTC date and the command line."""
 
     commit: str
     date: str
@@ -52,7 +52,7 @@ class Provenance:
 
     @classmethod
     def current(cls, argv: list[str] | None = None) -> Provenance:
-        return cls(git_commit(), datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        return cls(STARTED_FROM, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                    command_line(sys.argv if argv is None else argv))
 
 
@@ -76,6 +76,11 @@ def git_commit(cwd: Path | None = None) -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("-dirty" if dirty.strip() else "")
+
+
+# The commit this process loaded its code from, read once when the store is first imported:
+# rows a long run appends hours later name that code, not commits made meanwhile.
+STARTED_FROM = git_commit()
 
 
 def command_line(argv: list[str]) -> str:

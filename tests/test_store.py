@@ -62,3 +62,10 @@ def test_the_commit_is_dirty_for_a_code_change_not_for_results_or_prose(tmp_path
     assert git_commit(tmp_path) == clean
     (tmp_path / "solver.py").write_text("x = 2\n")
     assert git_commit(tmp_path) == clean + "-dirty"
+
+
+def test_rows_name_the_commit_the_process_started_from_not_a_later_one(monkeypatch):
+    import routecli.store as store
+
+    monkeypatch.setattr(store, "git_commit", lambda cwd=None: "a-later-commit")
+    assert Provenance.current().commit == store.STARTED_FROM != "a-later-commit"
