@@ -51,6 +51,10 @@ def compare_pe(
     device: Device = DEFAULT_DEVICE,
     summary_only: Annotated[bool, typer.Option(
         help="Print the table of the rows already in --out, train nothing.")] = False,
+    versus: Annotated[str | None, typer.Option(
+        metavar="NAME",
+        help="Pair every PE against this one in the summary (default: the problem's IPE+XPE; "
+             "N2S: HA-N2S), written as summary-<pe>-vs-<versus>.md.")] = None,
 ) -> None:
     """Retrain one backbone once per positional encoding and seed under an identical budget,
     evaluate all on one fixed test set with an identical step budget, and print Obj./Gap per PE
@@ -59,7 +63,7 @@ def compare_pe(
 
     from routecli.cli.common import console
     from routecli.improve.claims import report as report_claims
-    from routecli.improve.pairs import run, slug
+    from routecli.improve.pairs import finished, run, slug
     from routecli.improve.paper import expand_pes
     from routecli.improve.protocol import make_protocol
     from routecli.improve.summary import report
@@ -87,7 +91,19 @@ def compare_pe(
     rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
             f"--images {images} --out {folder}")
     stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"
-    text = report(protocol, folder, pes, f"{scale} --pe {pe} {rest}", stem)
+    shown = f"{scale} --pe {pe} {rest}"
+    if versus is not None:
+        names = expand_pes(versus, problem)
+        if len(names) != 1:
+            raise typer.BadParameter("must name one encoding", param_hint="--versus")
+        versus = names[0]
+        if not any(done == versus for done, _ in finished(folder)):
+            raise typer.BadParameter(f"{versus} has no rows in {folder}", param_hint="--versus")
+        if versus not in pes:
+            pes.append(versus)
+        stem = f"summary-{slug(pe)}-vs-{slug(versus)}"
+        shown += f" --versus {versus}"
+    text = report(protocol, folder, pes, shown, stem, versus)
     console.print(text, markup=False)
     console.print(f"wrote {folder / (stem + '.md')} and {folder / (stem + '.png')}")
     found = report_claims(protocol, folder, f"{scale} {rest} --summary-only")

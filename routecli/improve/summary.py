@@ -194,9 +194,11 @@ def plot(summaries: list[Summary], path: Path, caption: str) -> None:
     save_png(fig, path, dpi=130)
 
 
-def report(protocol: Protocol, out: Path, pes: list[str], command: str, stem: str) -> str:
-    """Write ``<stem>.md`` and ``<stem>.png`` in ``out`` for ``pes``; returns the Markdown."""
-    versus = versus_pe(protocol)
+def report(protocol: Protocol, out: Path, pes: list[str], command: str, stem: str,
+           versus: str | None = None) -> str:
+    """Write ``<stem>.md`` and ``<stem>.png`` in ``out`` for ``pes``, each paired against
+    ``versus`` (default: the protocol's IPE+XPE); returns the Markdown."""
+    versus = versus or versus_pe(protocol)
     summaries = summarize(protocol, out, pes, versus)
     reference = np.array([float(r["cost"]) for r in read_csv(out / "reference.csv")])
     untrained = row_store(out / "untrained.csv").rows

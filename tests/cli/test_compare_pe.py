@@ -51,3 +51,9 @@ def test_compare_pe_trains_by_offline_imitation(tmp_path, monkeypatch):
     assert (out / "labels" / "s0.pt").is_file()  # labelled once, shared by both encodings
     assert "offline imitation of best improvement, 3 updates" in \
         (out / "summary-nope-ipe-inv-xpe.md").read_text()
+    summary = [*args, "--summary-only", "--pe", "ipe_inv_xpe"]
+    assert main([*summary, "--versus", "nope"]) == 0
+    text = (out / "summary-ipe-inv-xpe-vs-nope.md").read_text()
+    assert "vs nope: wins/losses" in text and "| IPE+XPE (direction-invariant) | 1 |" in text
+    assert main([*summary, "--versus", "sin"]) == 2  # no rows to pair against
+    assert main([*summary, "--versus", "table4"]) == 2  # not one encoding
