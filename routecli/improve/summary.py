@@ -54,10 +54,14 @@ def spread(values: np.ndarray) -> float:
 
 
 def title(pe: str) -> str:
+    """The encoding's table name; options other than the XPE aggregate follow as ``k=v``."""
     key, options = parse_pe(pe)
     base = "N2S CPE" if pe == "n2s" else PE_REGISTRY[key].title
-    if options.get("xpe_aggregate"):
-        return f"{base.split(' (')[0]}, per-route XPE: {options['xpe_aggregate']}"
+    aggregate = options.pop("xpe_aggregate", None)
+    if aggregate:
+        base = f"{base.split(' (')[0]}, per-route XPE: {aggregate}"
+    if options:
+        base += " [" + ", ".join(f"{k}={v}" for k, v in options.items()) + "]"
     return base
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from routecli.improve.pairs import ROW_FIELDS, row_store
 from routecli.improve.paper import expand_pes
 from routecli.improve.protocol import make_protocol
-from routecli.improve.summary import markdown, report, summarize
+from routecli.improve.summary import markdown, report, summarize, title
 from routecli.store import PROVENANCE, read_csv
 
 from .conftest import comparison_folder
@@ -53,3 +53,13 @@ def test_a_committed_folder_of_the_first_layout_summarizes_as_before_and_after_m
     assert list(after[0]) == [*PROVENANCE, *ROW_FIELDS]
     assert [{k: r[k] for k in ROW_FIELDS} for r in after[:-1]] == before
     assert report(protocol, tmp_path, pes, command, "after") == committed
+
+
+def test_variants_of_one_encoding_keep_distinct_names_in_a_table():
+    names = ["ipe_inv_xpe", "ipe_inv_xpe:schedule=geometric", "ipe_inv_xpe:amplitude=flat",
+             "ipe_inv_xpe:xpe_aggregate=mean", "ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric"]
+    titles = [title(n) for n in names]
+    assert len(set(titles)) == len(names)
+    assert titles[0] == "IPE+XPE (direction-invariant)"
+    assert titles[1] == "IPE+XPE (direction-invariant) [schedule=geometric]"
+    assert titles[3] == "IPE+XPE, per-route XPE: mean"
