@@ -29,7 +29,9 @@ def ours(problem: str) -> tuple[str, str]:
 
 def pe_list(name: str, problem: str) -> list[str]:
     """A named PE list: ``table4`` (= ``all``), ``table10``, ``table11``, ``table12``,
-    ``table6`` (N2S's own PE vs IPE+XPE)."""
+    ``table6`` (N2S's own PE vs IPE+XPE), and ``ipe-formula``: routecli's IPE (integer
+    harmonics) beside the paper's printed formula (``schedule=geometric``, flat amplitudes), both
+    directions, alone and with XPE (and integer harmonics with flat amplitudes)."""
     ipe, full = ours(problem)
     lists = {
         "table4": ["nope", "ape", "sin", "rope", "rpe", "alibi", "lap", "rwse", "spd", "dact",
@@ -38,6 +40,9 @@ def pe_list(name: str, problem: str) -> list[str]:
         "table11": [f"{full}:xpe_aggregate={a}" for a in AGGREGATES] + [full],
         "table12": ["ipe_xpe", "ipe_inv_xpe"],
         "table6": ["n2s", "ipe_xpe"],
+        "ipe-formula": ["ipe_inv", "ipe_inv:schedule=geometric", "ipe", "ipe:schedule=geometric",
+                        "ipe_inv_xpe", "ipe_inv_xpe:amplitude=flat",
+                        "ipe_inv_xpe:schedule=geometric", "ipe_xpe", "ipe_xpe:schedule=geometric"],
     }
     lists["all"] = lists["table4"]
     if name not in lists:
@@ -74,7 +79,7 @@ def expand_pes(spec: str, problem: str) -> list[str]:
                 parse_pe(item)
             except (KeyError, ValueError) as err:
                 raise OptionError(f"--pe {item!r}: {err}; use all, table4, table10, table11, "
-                                  f"table12, table6 or names from {', '.join(PE_REGISTRY)}, "
+                                  f"table12, table6, ipe-formula or names from {', '.join(PE_REGISTRY)}, "
                                   "n2s") from None
             names = [item]
         out += [n for n in names if n not in out]

@@ -24,6 +24,8 @@ def test_table_lists_follow_the_paper():
     assert len(expand_pes("table11", "cvrp")) == 6
     assert expand_pes("table12,sin,nope", "cvrp") == ["ipe_xpe", "ipe_inv_xpe", "sin",
                                                               "nope"]
+    formula = expand_pes("ipe-formula", "cvrp")
+    assert len(formula) == 9 and "ipe_inv_xpe:schedule=geometric" in formula
     with pytest.raises(OptionError, match="posenc"):
         expand_pes("posenc", "cvrp")
 
