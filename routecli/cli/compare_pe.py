@@ -25,7 +25,7 @@ def compare_pe(
         help="table4 (the 14 encodings of Table 4), table10, table11, table12, table6 (N2S's "
         "own PE vs IPE+XPE), ipe-formula (routecli's IPE against the paper's printed formula), "
         "or a comma list of registry names, each optionally "
-        "NAME:key=value (e.g. ipe_inv_xpe:xpe_aggregate=mean).")] = TABLE4,
+        "NAME:key=value[,key=value] (e.g. ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric).")] = TABLE4,
     runs: Annotated[int, typer.Option(
         min=1, metavar="N", help="Training runs per PE, with seeds 0..N-1.")] = 3,
     seeds: Annotated[int | None, typer.Option(

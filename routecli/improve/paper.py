@@ -69,9 +69,17 @@ def paper_pairs(problem: str, backbone: str) -> list[tuple[str, str, str]]:
 
 
 def expand_pes(spec: str, problem: str) -> list[str]:
-    """``all``, a table name or a comma list of PE specs and table names, in order, unique."""
-    out: list[str] = []
+    """``all``, a table name or a comma list of PE specs and table names, in order, unique.
+    A ``key=value`` item after ``NAME:key=value`` is one more option of that PE, so
+    ``ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric,sin`` names two encodings."""
+    items: list[str] = []
     for item in filter(None, (s.strip() for s in spec.split(","))):
+        if "=" in item and ":" not in item and items and ":" in items[-1]:
+            items[-1] += "," + item
+        else:
+            items.append(item)
+    out: list[str] = []
+    for item in items:
         try:
             names = pe_list(item.lower(), problem)
         except KeyError:

@@ -26,6 +26,10 @@ def test_table_lists_follow_the_paper():
                                                               "nope"]
     formula = expand_pes("ipe-formula", "cvrp")
     assert len(formula) == 9 and "ipe_inv_xpe:schedule=geometric" in formula
+    assert expand_pes("ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric,sin", "cvrp") == [
+        "ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric", "sin"]
+    with pytest.raises(OptionError, match="not key=value"):
+        expand_pes("ipe:schedule", "cvrp")
     with pytest.raises(OptionError, match="posenc"):
         expand_pes("posenc", "cvrp")
 
