@@ -31,7 +31,8 @@ def pe_list(name: str, problem: str) -> list[str]:
     """A named PE list: ``table4`` (= ``all``), ``table10``, ``table11``, ``table12``,
     ``table6`` (N2S's own PE vs IPE+XPE), and ``ipe-formula``: routecli's IPE (integer
     harmonics) beside the paper's printed formula (``schedule=geometric``, flat amplitudes), both
-    directions, alone and with XPE (and integer harmonics with flat amplitudes)."""
+    directions, alone and with XPE (and integer harmonics with flat amplitudes);
+    ``tables10-12-printed``: the IPE variants of Tables 10-12 with the printed formula."""
     ipe, full = ours(problem)
     lists = {
         "table4": ["nope", "ape", "sin", "rope", "rpe", "alibi", "lap", "rwse", "spd", "dact",
@@ -44,6 +45,9 @@ def pe_list(name: str, problem: str) -> list[str]:
                         "ipe_inv_xpe", "ipe_inv_xpe:amplitude=flat",
                         "ipe_inv_xpe:schedule=geometric", "ipe_xpe", "ipe_xpe:schedule=geometric"],
     }
+    lists["tables10-12-printed"] = [
+        f"{pe}:schedule=geometric" if "=" not in pe else f"{pe},schedule=geometric"
+        for pe in dict.fromkeys(lists["table10"][1:3] + lists["table11"] + lists["table12"])]
     lists["all"] = lists["table4"]
     if name not in lists:
         raise KeyError(name)
@@ -87,8 +91,8 @@ def expand_pes(spec: str, problem: str) -> list[str]:
                 parse_pe(item)
             except (KeyError, ValueError) as err:
                 raise OptionError(f"--pe {item!r}: {err}; use all, table4, table10, table11, "
-                                  f"table12, table6, ipe-formula or names from {', '.join(PE_REGISTRY)}, "
-                                  "n2s") from None
+                                  "table12, table6, ipe-formula, tables10-12-printed or names "
+                                  f"from {', '.join(PE_REGISTRY)}, n2s") from None
             names = [item]
         out += [n for n in names if n not in out]
     if not out:

@@ -26,6 +26,9 @@ def test_table_lists_follow_the_paper():
                                                               "nope"]
     formula = expand_pes("ipe-formula", "cvrp")
     assert len(formula) == 9 and "ipe_inv_xpe:schedule=geometric" in formula
+    printed = expand_pes("tables10-12-printed", "cvrp")
+    assert len(printed) == 9 and all(pe.endswith("schedule=geometric") for pe in printed)
+    assert "ipe_inv_xpe:xpe_aggregate=demand,schedule=geometric" in printed
     assert expand_pes("ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric,sin", "cvrp") == [
         "ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric", "sin"]
     with pytest.raises(OptionError, match="not key=value"):
