@@ -1,10 +1,10 @@
 """The PE paper's side of the controlled comparison: which encodings each table compares, and
 the numbers it reports for them.
 
-- The PE lists of the tables (:func:`pe_list`, :func:`expand_pes`): Table 4 (the fourteen
-  encodings of Layer 1), Table 10 (IPE and XPE ablation), Table 11 (per-route XPE aggregates),
-  Table 12 (direction-aware vs direction-invariant IPE+XPE) and Table 6 (N2S's own PE vs
-  IPE+XPE, Layer 3). The IPE variant follows Section 5.2 (:func:`ours`): the
+- The PE lists of the tables (:func:`named_lists`, :func:`pe_list`, :func:`expand_pes`):
+  Table 4 (the fourteen encodings of Layer 1), Table 10 (IPE and XPE ablation), Table 11
+  (per-route XPE aggregates), Table 12 (direction-aware vs direction-invariant IPE+XPE) and
+  Table 6 (N2S's own PE vs IPE+XPE, Layer 3). The IPE variant follows Section 5.2 (:func:`ours`): the
   direction-invariant one for the reversal-symmetric CVRP, the direction-aware one otherwise.
 - The pairs its tables compare (:func:`paper_pairs`): IPE+XPE against every other encoding of
   a table, and Table 10's distance-indexed IPE against the index-based one.
@@ -27,12 +27,12 @@ def ours(problem: str) -> tuple[str, str]:
     return ("ipe_inv", "ipe_inv_xpe") if problem == "cvrp" else ("ipe", "ipe_xpe")
 
 
-def pe_list(name: str, problem: str) -> list[str]:
-    """A named PE list: ``table4`` (= ``all``), ``table10``, ``table11``, ``table12``,
-    ``table6`` (N2S's own PE vs IPE+XPE), and ``ipe-formula``: routecli's IPE (integer
-    harmonics) beside the paper's printed formula (``schedule=geometric``, flat amplitudes), both
-    directions, alone and with XPE (and integer harmonics with flat amplitudes);
-    ``tables10-12-printed``: the IPE variants of Tables 10-12 with the printed formula."""
+def named_lists(problem: str) -> dict[str, list[str]]:
+    """The named PE lists: ``table4`` (= ``all``), ``table10``, ``table11``, ``table12``,
+    ``table6`` (N2S's own PE vs IPE+XPE), ``ipe-formula`` (routecli's IPE, integer harmonics,
+    beside the paper's printed formula, ``schedule=geometric`` with flat amplitudes: both
+    directions, alone and with XPE, plus integer harmonics with flat amplitudes) and
+    ``tables10-12-printed`` (the IPE variants of Tables 10-12 with the printed formula)."""
     ipe, full = ours(problem)
     lists = {
         "table4": ["nope", "ape", "sin", "rope", "rpe", "alibi", "lap", "rwse", "spd", "dact",
@@ -45,13 +45,16 @@ def pe_list(name: str, problem: str) -> list[str]:
                         "ipe_inv_xpe", "ipe_inv_xpe:amplitude=flat",
                         "ipe_inv_xpe:schedule=geometric", "ipe_xpe", "ipe_xpe:schedule=geometric"],
     }
-    lists["tables10-12-printed"] = [
-        f"{pe}:schedule=geometric" if "=" not in pe else f"{pe},schedule=geometric"
-        for pe in dict.fromkeys(lists["table10"][1:3] + lists["table11"] + lists["table12"])]
+    ablations = [ipe, f"{ipe}_index"] + lists["table11"] + lists["table12"]
+    lists["tables10-12-printed"] = [f"{pe}{',' if ':' in pe else ':'}schedule=geometric"
+                                    for pe in dict.fromkeys(ablations)]
     lists["all"] = lists["table4"]
-    if name not in lists:
-        raise KeyError(name)
-    return lists[name]
+    return lists
+
+
+def pe_list(name: str, problem: str) -> list[str]:
+    """One of :func:`named_lists`; ``KeyError`` for any other name."""
+    return named_lists(problem)[name]
 
 
 def paper_pairs(problem: str, backbone: str) -> list[tuple[str, str, str]]:
@@ -90,9 +93,8 @@ def expand_pes(spec: str, problem: str) -> list[str]:
             try:
                 parse_pe(item)
             except (KeyError, ValueError) as err:
-                raise OptionError(f"--pe {item!r}: {err}; use all, table4, table10, table11, "
-                                  "table12, table6, ipe-formula, tables10-12-printed or names "
-                                  f"from {', '.join(PE_REGISTRY)}, n2s") from None
+                raise OptionError(f"--pe {item!r}: {err}; use {', '.join(named_lists(problem))} "
+                                  f"or names from {', '.join(PE_REGISTRY)}, n2s") from None
             names = [item]
         out += [n for n in names if n not in out]
     if not out:
