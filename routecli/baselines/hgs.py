@@ -44,6 +44,9 @@ def problem_data(instance: Instance) -> pyvrp.ProblemData:
     metric = instance.metric  # type: ignore[union-attr]
     scale = _scale(instance)
     scaled = metric.full_matrix() * scale
+    # PyVRP needs a zero diagonal; GEO gives d(i, i) = 1 (truncation + 1), which no tour uses
+    # (the solution is re-costed under the file's own rule)
+    np.fill_diagonal(scaled, 0.0)
     distances = np.rint(scaled).astype(np.int64)
     # Times err on the late side (travel and service rounded up, closings down): a schedule
     # PyVRP finds on time in integers is then on time in the instance's own float units.

@@ -20,6 +20,7 @@ import numpy as np
 
 from routecli.errors import InstanceFormatError, display_path, excerpt
 from routecli.io.sources import no_such_file
+from routecli.problems import Metric
 
 # Largest |value| of a coordinate, edge weight, demand, capacity, time or prize. A solution of an
 # n-node instance has at most 2n edges (one-customer routes), each at most 2*sqrt(2)*bound + 1
@@ -277,6 +278,28 @@ def check_values(values: np.ndarray, node_lines: np.ndarray, section: str, colum
     if nonnegative and value < 0:
         raise InstanceFormatError(f"{where}; {name} must be >= 0")
     raise InstanceFormatError(f"{where}; |{name}| must be <= {bound:g} {EXACT}")
+
+
+# GEO coordinates are DDD.MM (degrees, then minutes as the first two decimals): within these
+# degrees of latitude (x) and longitude (y), or not a place on the TSPLIB sphere.
+GEO_LIMITS = (90.0, 180.0)
+
+
+def coordinate_metric(rule: str, coords: np.ndarray, node_lines: np.ndarray, section: str,
+                      source: str, first_id: int = 1) -> Metric:
+    """The metric of checked coordinates ``[n, 2]`` under ``rule``; for ``geo`` (the file's
+    EDGE_WEIGHT_TYPE or ``--round geo``) each must be a latitude and a longitude."""
+    if rule == "geo":
+        degrees = np.trunc(coords) + 5.0 * (coords - np.trunc(coords)) / 3.0
+        bad = np.abs(degrees) > np.array(GEO_LIMITS)
+        if bad.any():
+            node, col = (int(k) for k in np.argwhere(bad)[0])
+            what = ("latitude", "longitude")[col]
+            raise InstanceFormatError(
+                f"{source}: line {node_lines[node]}: {section}: {what} of node {node + first_id} "
+                f"is {coords[node, col]:g}; GEO coordinates are DDD.MM degrees within "
+                f"±{GEO_LIMITS[col]:g}")
+    return Metric(rule, coords=coords)
 
 
 def node_table(section: Section, n: int, columns: tuple[str, ...], source: str,

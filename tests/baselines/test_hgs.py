@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from routecli import generate as gen
@@ -62,3 +63,13 @@ def test_each_early_solution_is_that_of_a_run_with_the_smaller_budget():
         assert [r.tolist() for r in solution.routes] == \
             [r.tolist() for r in small.solution.routes]
     assert inst.cost(run.solution) == inst.cost(alone.solution)
+
+
+def test_hgs_solves_a_geo_file_whose_rule_gives_a_nonzero_diagonal(data_dir):
+    # GEO's d(i, i) = 1 (truncation + 1), which PyVRP refuses; the optimum is 3323 (TSPLIB)
+    from routecli.io import read_instance
+
+    inst = read_instance(data_dir / "geo_burma14.tsp")
+    assert inst.metric.pairs(np.array([0]), np.array([0]))[0] == 1
+    solution = HGS().solve(inst, stop=MaxIterations(2000))
+    assert validate(inst, solution) == [] and inst.cost(solution) == 3323

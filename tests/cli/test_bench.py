@@ -79,3 +79,14 @@ def test_two_benches_on_one_folder_write_each_row_once(data_dir, tmp_path):
     for code, err in results:
         assert code == 0 or (code == 2 and err.count("\n") == 1
                              and "another routecli bench" in err), err
+
+
+def test_hgs_benches_a_set_holding_a_geo_file(data_dir, tmp_path):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for name in ("geo_burma14.tsp", "tiny.tsp"):
+        (folder / name).write_bytes((data_dir / name).read_bytes())
+    assert main(["bench", str(folder), "-m", "hgs", "--iterations", "500", "-o",
+                 str(tmp_path / "run")]) == 0
+    rows = {row.instance: row for row in read_rows(tmp_path / "run" / "results.csv")}
+    assert rows["burma14"].cost == 3323 and rows["burma14"].feasible
