@@ -51,7 +51,7 @@ def memory(
         without_memory,
     )
     from routecli.miloop.model import load_policy
-    from routecli.train.checkpoint import CheckpointError, shipped
+    from routecli.train.checkpoint import shipped
 
     if problem not in PROBLEMS:
         raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
@@ -61,15 +61,11 @@ def memory(
         raise OptionError(f"--figure must end in .png, got {figure}")
     torch.set_num_threads(threads)
     path = checkpoint or shipped(f"miloop-{problem}.pt")
-    model = load_policy(path)
+    model = load_policy(path, expect={"problem": problem})
     models = [(f"MiLoop ({path.name})", model),
               (f"{path.name}, memory off", without_memory(model))]
     for extra in baselines:
-        models.append((extra.name, load_policy(extra)))
-    for label, candidate in models:
-        if candidate.config.problem != problem:
-            raise CheckpointError(f"{label}: a MiLoop-{candidate.config.problem.upper()} "
-                                  f"checkpoint, not {problem.upper()}")
+        models.append((extra.name, load_policy(extra, expect={"problem": problem})))
     raw = generate.GENERATORS[problem](num, size, seed)
     batch = {k: torch.as_tensor(v, dtype=torch.long if k == "demand" else torch.float32)
              for k, v in raw.items()}

@@ -267,6 +267,21 @@ def activation_bytes(rollouts: int, size: int, precision: str) -> int:
     return rollouts * size * (size // 2 + 2) * per_row
 
 
+# What a run's last.pt holds for --resume (a policy checkpoint lacks it), and the settings a
+# resumed run may change (resources, not what it learns from).
+RESUME_STATE = {"train": dict, "optimizer": dict, "step": int, "instances": int,
+                "elapsed": float, "best_gap": float}
+RESUME_FREE = ("run_dir", "init", "threads", "device", "precision", "compile", "activation_gb",
+               "checkpoint_every", "log_every", "label_jobs")
+
+
+def stage_shapes(curriculum: str) -> list[tuple[Any, ...]]:
+    """A curriculum without its step counts: what a resumed run must keep (it may train
+    longer)."""
+    return [(s.low, s.size, s.batch, s.rollouts, s.imitation, s.supervised)
+            for s in Stage.parse_list(curriculum)]
+
+
 class Trainer:
     """Owns model, optimizer and run folder; :meth:`run` trains until the curriculum ends."""
 
@@ -293,12 +308,17 @@ class Trainer:
         self.run_dir = Path(cfg.run_dir)
         self.progress = progress and self.rank == 0
         last = self.run_dir / "last.pt"
+        architecture = self.model.config.to_dict()
         if resume and last.exists():
-            self.restore(checkpoint.load(last, KIND, cfg.device))
+            state = checkpoint.load(last, KIND, cfg.device, expect=architecture,
+                                    needs=RESUME_STATE)
+            checkpoint.check_resume(state["train"], cfg.to_dict(), RESUME_FREE, last,
+                                    {"curriculum": stage_shapes})
+            self.restore(state)
             if self.rank == 0:  # the steps after the checkpoint are trained and logged again
                 runlog.rewind(self.run_dir / "log.jsonl", self.step)
         elif cfg.init:
-            self.model.load_state_dict(load_policy(cfg.init, cfg.device).state_dict())
+            self.model.load_state_dict(load_policy(cfg.init, cfg.device, architecture).state_dict())
         if self.world > 1:
             distributed.broadcast_parameters(self.model)
         self.validation: tuple[dict[str, torch.Tensor], torch.Tensor] | None = None

@@ -286,6 +286,13 @@ def param_groups(model: NDSPolicy, cfg: NDSTrainConfig) -> tuple[list[dict[str, 
     return [{"params": rest}, {"params": bias}], [cfg.lr, cfg.bias_lr]
 
 
+# What a run's last.pt holds for --resume (a policy checkpoint lacks it), and the settings a
+# resumed run may change (resources, not what it learns from).
+RESUME_STATE = {"train": dict, "optimizer": dict, "step": int, "episode": int, "instances": int,
+                "seconds": float, "best_val": float, "random_val": list}
+RESUME_FREE = ("run_dir", "init", "threads", "device", "checkpoint_every", "steps")
+
+
 class NDSTrainer:
     """Resumable WTA training; ``run()`` trains until ``cfg.steps`` optimiser steps."""
 
@@ -311,7 +318,10 @@ class NDSTrainer:
         self.random_val: list[float] | None = None
         last = self.dir / "last.pt"
         if resume and last.exists():
-            self._restore(checkpoint.load(last, KIND, cfg.device))
+            state = checkpoint.load(last, KIND, cfg.device, expect=self.model.config.to_dict(),
+                                    needs=RESUME_STATE)
+            checkpoint.check_resume(state["train"], asdict(cfg), RESUME_FREE, last)
+            self._restore(state)
             runlog.rewind(self.dir / "log.jsonl", self.step)  # those steps are logged again
         elif cfg.init is not None:
             self._initialise(Path(cfg.init))
@@ -321,15 +331,11 @@ class NDSTrainer:
     def _initialise(self, path: Path) -> None:
         """Start from the weights of the policy checkpoint ``path`` (same architecture; a
         policy without the distance bias starts the bias at its initial value)."""
-        source = load_policy(path)
         ours = self.model.config.to_dict()
-        if {**source.config.to_dict(), "distance_bias": ours["distance_bias"]} != ours:
-            raise checkpoint.CheckpointError(f"{path} has another architecture than this run")
+        source = load_policy(path, {k: v for k, v in ours.items() if k != "distance_bias"})
         self.model.load_state_dict(source.state_dict(), strict=False)  # all but the bias match
 
     def _restore(self, state: dict[str, Any]) -> None:
-        if state["config"] != self.model.config.to_dict():
-            raise checkpoint.CheckpointError(f"{self.dir / 'last.pt'} was trained with another architecture")
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.step, self.episode = int(state["step"]), int(state["episode"])
