@@ -7,6 +7,7 @@ these options without paying for it at ``--help`` time.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -61,3 +62,50 @@ def check_seed(seed: int, flag: str = "--seed") -> int:
     if not 0 <= seed <= SEED_MAX:
         raise OptionError(f"{flag} must be between 0 and 2**32-1, got {seed}")
     return seed
+
+
+# Below this many bytes an allocation is not worth reading /proc for (training steps and
+# small instances call the check often).
+MEMORY_CHECK_FROM = 256 * 2**20
+
+
+def available_memory() -> float:
+    """Bytes this process may still allocate: the memory the kernel reports available, and
+    what the address-space limit (``ulimit -v``) leaves above the process's current size;
+    infinite where neither is known."""
+    import resource
+
+    room = math.inf
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    room = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit != resource.RLIM_INFINITY:
+        try:
+            with open("/proc/self/statm") as fh:
+                used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            used = 0
+        room = min(room, max(0, limit - used))
+    return room
+
+
+def require_memory(nbytes: float, what: str) -> None:
+    """Refuse at once, with one line naming the memory it needs, work whose estimated peak
+    ``nbytes`` the machine cannot hold: the check every allocation sized by a user's number
+    (an option, a set name, a file's size) makes first, instead of swapping, being killed or
+    failing half-way."""
+    if nbytes < MEMORY_CHECK_FROM:
+        return
+    room = available_memory()
+    if nbytes > room:
+        raise OptionError(f"{what} needs about {_gb(nbytes)} of memory; {_gb(room)} is "
+                          "available here")
+
+
+def _gb(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.3g} GB" if nbytes < 2**30 * 1e6 else f"{nbytes / 2**30:.2e} GB"

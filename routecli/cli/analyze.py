@@ -18,6 +18,8 @@ from routecli.analysis.budget import describe_factors
 from routecli.cli import choices
 from routecli.cli.common import JOBS_HELP, console, new_app
 from routecli.errors import OptionError, RoutecliError
+from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MAX_JOBS, MIN_FACTOR
+from routecli.resources import SEED_MAX
 
 if TYPE_CHECKING:
     from routecli.problems import Instance, Routes, Tour
@@ -36,6 +38,7 @@ SET_HELP = ("Instance set <problem>-<size>, problem one of " + ", ".join(choices
             + " (e.g. cvrp-100, pdtsp-51)")
 SETS_HELP = SET_HELP + "; repeatable or comma-separated."
 OUT_HELP = "Also write the table to this .csv or .json file."
+MAX_BINS = 100_000  # angular sectors: far finer than any set's customers resolve
 
 
 def parse_sets(values: list[str]) -> list[str]:
@@ -66,11 +69,6 @@ def check_out(out: Path | None) -> None:
     """Fail before any work if ``--out`` has a suffix we cannot write."""
     if out is not None and out.suffix not in (".csv", ".json"):
         raise OptionError(f"--out must end in .csv or .json, got {out}")
-
-
-def check_positive(name: str, value: float | None) -> None:
-    if value is not None and not value > 0:
-        raise OptionError(f"{name} must be positive, got {value}")
 
 
 def load(name: str, num: int, seed: int, ref_budget: float | None,
@@ -152,10 +150,11 @@ def fmt(value: float | None, digits: int = 3) -> str:
 def anisometry(
     sets: list[str] = typer.Option(list(choices.TABLE1_SETS), "--set", metavar="SET",
                                    help=SETS_HELP),
-    num: int = typer.Option(1000, "--num", min=1, metavar="N", help=NUM_HELP),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
-    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
+    num: int = typer.Option(1000, "--num", min=1, max=MAX_INSTANCES, metavar="N", help=NUM_HELP),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, metavar="N", help=SEED_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
+                                     metavar="FACTOR", help=BUDGET_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
     include_return: bool = typer.Option(False, "--include-return", help="Fit d_i against i "
                                         "over the whole closed route, the return to the depot "
                                         "included (default: departure and customers only)."),
@@ -174,7 +173,6 @@ def anisometry(
 
     names = parse_sets(sets)
     check_out(out)
-    check_positive("--ref-budget", ref_budget)
     rows: list[dict[str, Any]] = []
     for name in names:
         stats = measure_anisometry(*load(name, num, seed, ref_budget, jobs), include_return)
@@ -205,17 +203,19 @@ def anisometry(
 def entropy(
     sets: list[str] = typer.Option(list(choices.ENTROPY_SETS), "--set", metavar="SET",
                                    help=SETS_HELP),
-    bins: int = typer.Option(choices.ENTROPY_BINS, "--bins", min=2, metavar="N",
+    bins: int = typer.Option(choices.ENTROPY_BINS, "--bins", min=2, max=MAX_BINS, metavar="N",
                              help="Angular sectors of the histogram (16 = the sectors XPE "
                              "resolves with K = 4)."),
-    min_count: int = typer.Option(choices.ENTROPY_MIN_COUNT, "--min-count", min=1, metavar="N",
+    min_count: int = typer.Option(choices.ENTROPY_MIN_COUNT, "--min-count", min=1,
+                                  max=MAX_INSTANCES, metavar="N",
                                   help="Leave (set, k) cells with fewer customers out of the "
                                   "grid mean and minimum (marked * in the table): small "
                                   "samples bias the entropy low."),
-    num: int = typer.Option(1000, "--num", min=1, metavar="N", help=NUM_HELP),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
-    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
+    num: int = typer.Option(1000, "--num", min=1, max=MAX_INSTANCES, metavar="N", help=NUM_HELP),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, metavar="N", help=SEED_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
+                                     metavar="FACTOR", help=BUDGET_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
     out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
 ) -> None:
     """Angular entropy at each within-route position (PE paper Section 3.1).
@@ -233,7 +233,6 @@ def entropy(
 
     names = parse_sets(sets)
     check_out(out)
-    check_positive("--ref-budget", ref_budget)
     per_set = {name: angular_entropy(*load(name, num, seed, ref_budget, jobs), bins=bins)
                for name in names}
     rows: list[dict[str, Any]] = [{"k": k, **{f"{n}_count": per_set[n][k][0] for n in names},

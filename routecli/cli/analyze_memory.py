@@ -11,7 +11,8 @@ import typer
 from routecli.cli.analyze import OUT_HELP, check_out, command_line, fmt, write_rows
 from routecli.cli.common import Device, Threads, console, cpu_device
 from routecli.errors import OptionError
-from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
+from routecli.limits import MAX_INSTANCES, MAX_NODES
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, SEED_MAX
 
 
 def memory(
@@ -23,10 +24,12 @@ def memory(
                                          "this trained checkpoint, e.g. a dynamic-embedding "
                                          "model trained with --no-memory (the paper's "
                                          "baseline); repeatable."),
-    size: int = typer.Option(100, "--size", min=3, metavar="N",
+    size: int = typer.Option(100, "--size", min=3, max=MAX_NODES, metavar="N",
                              help="Nodes (TSP) or customers (CVRP); the paper: TSP-100."),
-    num: int = typer.Option(16, "--num", min=1, metavar="N", help="Uniform instances."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the instance generator."),
+    num: int = typer.Option(16, "--num", min=1, max=MAX_INSTANCES,
+                            metavar="N", help="Uniform instances."),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, metavar="N",
+                             help="Seed of the instance generator."),
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
     out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP

@@ -12,6 +12,7 @@ from routecli.cli import choices
 from routecli.cli.common import JOBS_HELP, Rounding, console, fmt_gap
 from routecli.cli.model_options import RunOptions, run_options
 from routecli.errors import OptionError
+from routecli.limits import MAX_JOBS, MAX_NODES
 
 
 @run_options
@@ -29,14 +30,14 @@ def bench(
     force: bool = typer.Option(False, "--force", help="Let --out write into a folder that is "
                                "not a bench run folder and replace files routecli did not "
                                "write."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N",
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N",
                              help=JOBS_HELP),
     data_root: Path | None = typer.Option(None, "--data-root", metavar="FOLDER",
                                           help="Folder holding tsplib/ and cvrplib/ (default: "
                                           "$ROUTECLI_DATA or ../shared/benchdata)."),
     compare: Path | None = typer.Option(None, "--compare", metavar="CSV", help="results.csv of "
                                         "another run, shown side by side in the report."),
-    max_size: int | None = typer.Option(None, "--max-size", min=1, metavar="N", help="Skip "
+    max_size: int | None = typer.Option(None, "--max-size", min=1, max=MAX_NODES, metavar="N", help="Skip "
                                         "instances larger than this."),
     rounding: Rounding = "file",
     *,

@@ -10,15 +10,18 @@ from typing import Annotated
 import typer
 
 from routecli.cli.common import Device, Threads, deprecated, err_console
+from routecli.limits import MAX_INSTANCES, MAX_NODES
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
+MAX_RUNS = 1000  # training runs (seeds) per encoding
 TABLE4 = "table4"  # the default set of encodings, and the one whose summary is summary.md
 
 
 def compare_pe(
     problem: Annotated[str, typer.Option(metavar="NAME", help="cvrp, vrptw or pdtsp.")] = "cvrp",
     size: Annotated[int, typer.Option(
-        metavar="N", help="CVRP, VRPTW: customers (paper: 100); PDTSP: nodes with the depot "
+        min=2, max=MAX_NODES, metavar="N",
+        help="CVRP, VRPTW: customers (paper: 100); PDTSP: nodes with the depot "
         "(paper: 21, 51, 101).")] = 20,
     pe: Annotated[str, typer.Option(
         metavar="NAMES",
@@ -28,9 +31,9 @@ def compare_pe(
         "or a comma list of registry names, each optionally "
         "NAME:key=value[,key=value] (e.g. ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric).")] = TABLE4,
     runs: Annotated[int, typer.Option(
-        min=1, metavar="N", help="Training runs per PE, with seeds 0..N-1.")] = 3,
+        min=1, max=MAX_RUNS, metavar="N", help="Training runs per PE, with seeds 0..N-1.")] = 3,
     seeds: Annotated[int | None, typer.Option(
-        "--seeds", hidden=True, callback=deprecated("--seeds", "--runs"))] = None,
+        "--seeds", min=1, max=MAX_RUNS, hidden=True, callback=deprecated("--seeds", "--runs"))] = None,
     budget: Annotated[str, typer.Option(
         metavar="NAME",
         help="smoke, cpu (the scaled PPO protocol), paper (the published DACT/N2S recipe) or "
@@ -44,11 +47,12 @@ def compare_pe(
         "--out", "-o", metavar="FOLDER",
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
-    test_size: Annotated[int, typer.Option(metavar="N", help="Fixed test instances.")] = 128,
+    test_size: Annotated[int, typer.Option(min=1, max=MAX_INSTANCES, metavar="N",
+                                           help="Fixed test instances.")] = 128,
     images: Annotated[int, typer.Option(
         min=1, max=8, metavar="N", help="Symmetric images per test instance, 1..8.")] = 1,
     augment: Annotated[int | None, typer.Option(
-        "--augment", hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
+        "--augment", min=1, max=8, hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
     summary_only: Annotated[bool, typer.Option(

@@ -10,9 +10,11 @@ import typer
 
 from routecli.cli import choices
 from routecli.cli.common import Seed, console, deprecated
-from routecli.errors import OptionError
+from routecli.errors import InstanceFormatError, OptionError
+from routecli.limits import MAX_INSTANCES, MAX_NODES
 
 FORMATS = ("npz", "file")
+MAX_SCALE = 10**9  # coordinates in [0, 1] times this: the readers' largest number (see io.text)
 PORTGEN = "portgen"
 
 
@@ -20,14 +22,14 @@ def generate(
     problem: str = typer.Argument(..., metavar="PROBLEM",
                                   help=f"Problem: {', '.join(choices.GENERATE_PROBLEMS)}, or "
                                   "portgen (DIMACS challenge uniform TSP, --format file)."),
-    size: int = typer.Option(100, "--size", min=1, metavar="N", help="Instance size: "
+    size: int = typer.Option(100, "--size", min=1, max=MAX_NODES, metavar="N", help="Instance size: "
                              "customers (CVRP family), nodes (TSP), pickup+delivery nodes "
                              "(PDTSP) or items (KP)."),
-    size_short: int | None = typer.Option(None, "-n", min=1, hidden=True,
+    size_short: int | None = typer.Option(None, "-n", min=1, max=MAX_NODES, hidden=True,
                                           callback=deprecated("-n", "--size")),
-    size_alias: int | None = typer.Option(None, "--n", min=1, hidden=True,
+    size_alias: int | None = typer.Option(None, "--n", min=1, max=MAX_NODES, hidden=True,
                                           callback=deprecated("--n", "--size")),
-    num: int = typer.Option(1, "--num", min=1, metavar="N", help="Number of instances."),
+    num: int = typer.Option(1, "--num", min=1, max=MAX_INSTANCES, metavar="N", help="Number of instances."),
     seed: Seed = 0,
     out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="Output .npz file "
                              "(--format npz) or folder (--format file)."),
@@ -41,13 +43,14 @@ def generate(
     distribution: str = typer.Option("uniform", "--distribution", metavar="NAME",
                                      help="CVRP family: " + ", ".join(choices.DISTRIBUTIONS)
                                      + " (formulas in the routecli.generate module)."),
-    scale: int = typer.Option(1000, "--scale", min=1, metavar="N", help="--format file: "
+    scale: int = typer.Option(1000, "--scale", min=1, max=MAX_SCALE, metavar="N",
+                              help="--format file: "
                               "coordinates are multiplied by this and rounded (EUC_2D files, "
                               "like CVRPLIB)."),
 ) -> None:
     """Generate seeded synthetic instances (the formulas are in the routecli.generate module)."""
     from routecli.generate import GENERATORS, save_batch
-    from routecli.io.writers import write_instance_file
+    from routecli.io.writers import write_instance_files
 
     size = next((s for s in (size_short, size_alias) if s is not None), size)
     if problem == PORTGEN:
@@ -69,7 +72,10 @@ def generate(
         save_batch(out, problem, batch)
         console.print(f"wrote {num} {problem.upper()}-{size} instances to {out}")
         return
-    paths = [write_instance_file(out, problem, batch, i, seed, scale) for i in range(num)]
+    try:
+        paths = write_instance_files(out, problem, batch, seed, scale)
+    except InstanceFormatError as exc:
+        raise OptionError(f"cannot generate {exc}") from None
     console.print(f"wrote {len(paths)} {problem.upper()}-{size} files to {out}/")
 
 

@@ -26,7 +26,13 @@ from routecli.cli.common import (
     Threads,
     TimeLimit,
 )
-from routecli.miloop.options import DECODES, PRECISION_CHOICES, Decode, PrecisionChoice
+from routecli.miloop.options import (
+    DECODES,
+    MAX_CANDIDATES,
+    PRECISION_CHOICES,
+    Decode,
+    PrecisionChoice,
+)
 from routecli.nds.options import POLICIES as NDS_POLICIES
 from routecli.nds.options import Policy
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
@@ -37,13 +43,14 @@ if TYPE_CHECKING:
     from routecli.solvers import SolverSettings
     from routecli.stop import Criterion
 
+MAX_STARTS = 100_000  # miloop starts or samples of one instance
 ModelName = Annotated[str, typer.Option("--model", "-m", metavar="NAME",
                                         help=f"Solver: {', '.join(REGISTRY)}.")]
 DecodeOption = Annotated[Decode | None, typer.Option(
     "--decode", metavar="METHOD",
     help=f"miloop decoding: {', '.join(DECODES)} (default {DECODES[0]}).")]
 Starts = Annotated[int | None, typer.Option(
-    "--starts", min=1, metavar="M",
+    "--starts", min=1, max=MAX_STARTS, metavar="M",
     help="miloop multistart M (distinct first nodes) or samples (default 100).")]
 Augment = Annotated[bool, typer.Option("--augment",
                                        help="miloop: 8-fold symmetry augmentation; dact: search "
@@ -52,7 +59,7 @@ Checkpoint = Annotated[Path | None, typer.Option(
     "--checkpoint", metavar="FILE",
     help="Weights of miloop, nds or dact (default: the shipped checkpoint; dact has none).")]
 Candidates = Annotated[int | None, typer.Option(
-    "--candidates", min=0, metavar="K",
+    "--candidates", min=0, max=MAX_CANDIDATES, metavar="K",
     help="miloop: attend only to the K nearest allowed nodes per step (default: 200 for TSP, "
     "400 for CVRP above 1000 nodes; 0 or at least the node count: always all nodes).")]
 PrecisionOption = Annotated[PrecisionChoice | None, typer.Option(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from routecli.cli.common import BKS_HELP, ROUND_HELP, check_bks, console
+from routecli.cli.common import ROUND_HELP, Bks, console
 from routecli.errors import OptionError
 
 
@@ -15,7 +15,7 @@ def solution(
     solution_file: Path = typer.Argument(..., metavar="SOLUTION", help="Solution file (.sol, "
                                          ".tour)."),
     out: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="PNG file to write."),
-    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    bks: Bks = None,
     rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
 ) -> None:
     """Draw a solution: depot marked, routes coloured, cost and gap in the title."""
@@ -23,7 +23,6 @@ def solution(
     from routecli.plots import plot_solution
     from routecli.problems import validate
 
-    check_bks(bks)
     if out.suffix.lower() != ".png":
         raise OptionError(f"--out must be a .png file, got {out}")
     instance = read_instance(file, rounding)

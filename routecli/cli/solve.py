@@ -13,9 +13,8 @@ import typer
 
 from routecli.cli import strict_json
 from routecli.cli.common import (
-    BKS_HELP,
+    Bks,
     Rounding,
-    check_bks,
     console,
     err_console,
     fmt_cost,
@@ -60,7 +59,7 @@ def solve(
     csv_file: Path | None = typer.Option(None, "--csv", metavar="FILE", help="Also write a "
                                          "summary .csv, one row per instance (the --json "
                                          "fields); an existing file is replaced only if routecli wrote it."),
-    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    bks: Bks = None,
     rounding: Rounding = "file",
     *,
     options: RunOptions,
@@ -69,7 +68,6 @@ def solve(
     from routecli.io import expand_inputs, read_instance
     from routecli.solvers import make_solver, require_problem
 
-    check_bks(bks)
     if csv_file is not None:
         check_csv(csv_file, force)
     paths = expand_inputs(list(files))

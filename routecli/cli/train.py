@@ -9,9 +9,16 @@ import typer
 
 from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
 from routecli.errors import OptionError
-from routecli.miloop.options import MIXED_PROBLEMS, Distribution, Loss, PrecisionChoice
+from routecli.limits import MAX_INSTANCES, MAX_JOBS, MAX_LR, MAX_STEPS
+from routecli.miloop.options import (
+    MIXED_PROBLEMS,
+    STAGE_RANGES,
+    Distribution,
+    Loss,
+    PrecisionChoice,
+)
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
-from routecli.stop import MAX_SECONDS, MaxRuntime
+from routecli.stop import MAX_SECONDS
 
 if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
@@ -23,15 +30,16 @@ DEFAULT_CURRICULUM = {
     "kp": "200:50000:40:2",  # the paper's 20 epochs x 2,500 batches of 40 KP-200 pairs
 }
 RUN_FILES = "last.pt, best.pt, log.jsonl"
-
-
-def _time_limit(value: float | None) -> float | None:
-    """The limit as ``solve`` checks it (0 to a week): one error line for an endless one."""
-    return None if value is None else MaxRuntime(value).seconds
+# Ranges of the training options (with the shared ones of routecli.limits)
+MIN_LR = 1e-8  # below it AdamW moves no weight measurably
+MIN_BETA, MAX_BETA = 1e-4, 100.0  # DPO's scale of the preference margin
+MAX_LAYERS = 64
+MIN_REFERENCE_SECONDS = 0.001  # nominal PyVRP seconds of one reference or label
+MAX_ACTIVATION_GB = 1e6
 
 
 TrainTimeLimit = Annotated[float | None, typer.Option(
-    "--time-limit", "-t", metavar="SECONDS", callback=_time_limit,
+    "--time-limit", "-t", min=0.0, max=MAX_SECONDS, metavar="SECONDS",
     help=f"Stop after this many wall-clock seconds, at most {MAX_SECONDS:.0f} (a week), saving "
     "last.pt (--resume continues). Ctrl-C (or SIGTERM) also stops training early and saves "
     "last.pt.")]
@@ -96,14 +104,18 @@ def train(
     run_dir: Annotated[str | None, typer.Option(
         "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
     size: Annotated[int | None, typer.Option(
-        metavar="N", help="One-stage curriculum: instance size (with --steps, --batch, "
+        min=STAGE_RANGES["size"][0], max=STAGE_RANGES["size"][1], metavar="N",
+        help="One-stage curriculum: instance size (with --steps, --batch, "
         "--rollouts; instead of --curriculum).")] = None,
     steps: Annotated[int | None, typer.Option(
-        metavar="N", help="One-stage curriculum: optimiser steps.")] = None,
+        min=STAGE_RANGES["steps"][0], max=STAGE_RANGES["steps"][1], metavar="N",
+        help="One-stage curriculum: optimiser steps.")] = None,
     batch: Annotated[int | None, typer.Option(
-        metavar="N", help="One-stage curriculum: instances per step.")] = None,
+        min=STAGE_RANGES["batch"][0], max=STAGE_RANGES["batch"][1], metavar="N",
+        help="One-stage curriculum: instances per step.")] = None,
     rollouts: Annotated[int | None, typer.Option(
-        metavar="N", help="One-stage curriculum: rollouts per instance.")] = None,
+        min=STAGE_RANGES["rollouts"][0], max=STAGE_RANGES["rollouts"][1], metavar="N",
+        help="One-stage curriculum: rollouts per instance.")] = None,
     curriculum: Annotated[str | None, typer.Option(
         metavar="STAGES",
         help="Stages size[-size]:steps:batch:rollouts[:imitation|:supervised], comma-separated "
@@ -114,41 +126,51 @@ def train(
         "before the stage and kept in --labels.")] = None,
     loss: Annotated[Loss, typer.Option(metavar="NAME",
                                        help="dpo (reference-free DPO) or reinforce.")] = "dpo",
-    beta: Annotated[float, typer.Option(metavar="X", help="DPO preference scale.")] = 0.1,
-    lr: Annotated[float, typer.Option(metavar="X", help="AdamW learning rate.")] = 1e-4,
+    beta: Annotated[float, typer.Option(min=MIN_BETA, max=MAX_BETA, metavar="X",
+                                        help="DPO preference scale.")] = 0.1,
+    lr: Annotated[float, typer.Option(min=MIN_LR, max=MAX_LR, metavar="X",
+                                      help="AdamW learning rate.")] = 1e-4,
     decay_at: Annotated[float, typer.Option(
-        metavar="SHARE", help="Share of the steps after which the learning rate drops x0.1.")
+        min=0.0, max=1.0, metavar="SHARE",
+        help="Share of the steps after which the learning rate drops x0.1.")
     ] = 0.918,
     warmup_steps: Annotated[int, typer.Option(
-        min=0, metavar="N", help="Raise the learning rate linearly over the first N steps (0: "
+        min=0, max=MAX_STEPS, metavar="N", help="Raise the learning rate linearly over the first N steps (0: "
         "none, the paper's recipe). With --init, a fresh AdamW otherwise moves every weight by "
         "about --lr in its first steps, whatever the gradient.")] = 0,
-    layers: Annotated[int, typer.Option(metavar="N", help="AAFM layers.")] = 3,
+    layers: Annotated[int, typer.Option(min=1, max=MAX_LAYERS, metavar="N",
+                                        help="AAFM layers.")] = 3,
     fusion: Annotated[bool, typer.Option(help="Memory fusion (Eq. 4).")] = True,
     gated: Annotated[bool, typer.Option(help="Gated memory update (Eq. 6-7).")] = True,
     memory: Annotated[bool, typer.Option(help="Carry memory across steps.")] = True,
     val_size: Annotated[int | None, typer.Option(
-        metavar="N", help="Validation instance size (default 100; KP 200 items).")] = None,
+        min=STAGE_RANGES["size"][0], max=STAGE_RANGES["size"][1], metavar="N",
+        help="Validation instance size (default 100; KP 200 items).")] = None,
     kp_capacity: Annotated[str, typer.Option(
         metavar="C[,C...]", help="KP training capacities, used in turn step by step "
         "(validation cycles through 10, 25, 50, 100).")] = "25",
-    val_instances: Annotated[int, typer.Option(metavar="N", help="Validation instances.")] = 64,
-    val_every: Annotated[int, typer.Option(metavar="N", help="Validate every N steps.")] = 200,
+    val_instances: Annotated[int, typer.Option(min=1, max=MAX_INSTANCES, metavar="N",
+                                               help="Validation instances.")] = 64,
+    val_every: Annotated[int, typer.Option(min=1, max=MAX_STEPS, metavar="N",
+                                           help="Validate every N steps.")] = 200,
     val_time_limit: Annotated[float, typer.Option(
-        metavar="SECONDS", help="PyVRP budget per validation reference, in seconds of a quiet "
+        min=MIN_REFERENCE_SECONDS, max=MAX_SECONDS, metavar="SECONDS",
+        help="PyVRP budget per validation reference, in seconds of a quiet "
         "core: run as the iteration count a quiet core makes in that time, so references do "
         "not depend on machine load.")] = 1.0,
     label_time_limit: Annotated[float, typer.Option(
-        metavar="SECONDS", help="PyVRP budget per label in imitation and supervised stages, "
+        min=MIN_REFERENCE_SECONDS, max=MAX_SECONDS, metavar="SECONDS",
+        help="PyVRP budget per label in imitation and supervised stages, "
         "in seconds of a quiet core (an iteration count, as for validation).")
     ] = 0.1,
     labels: Annotated[str, typer.Option(
         metavar="FOLDER", help="Label stores of supervised stages (committed chunks), reused by later runs.")
     ] = "data/labels",
     label_instances: Annotated[int, typer.Option(
-        min=1, metavar="N", help="Labelled instances per size in a supervised stage.")] = 1000,
+        min=1, max=MAX_INSTANCES, metavar="N",
+        help="Labelled instances per size in a supervised stage.")] = 1000,
     label_jobs: Annotated[int, typer.Option(
-        min=1, metavar="N", help="Processes labelling a pool.")] = 1,
+        min=1, max=MAX_JOBS, metavar="N", help="Processes labelling a pool.")] = 1,
     distribution: Annotated[Distribution, typer.Option(
         metavar="NAME", help="Training instances: uniform (the papers') or mixed (TSP, CVRP: "
         "integer grids, clustered or not, normalised as files are read; CVRP depots, demand "
@@ -161,11 +183,13 @@ def train(
         help="Fuse the policy's elementwise work with torch.compile on CPU (needs a C++ "
         "compiler; without one it runs eagerly, with a warning).")] = True,
     activation_gb: Annotated[float, typer.Option(
-        metavar="GB", help="Recompute activations in backward when a step would keep more.")
+        min=0.0, max=MAX_ACTIVATION_GB, metavar="GB",
+        help="Recompute activations in backward when a step would keep more.")
     ] = 8.0,
     checkpoint_every: Annotated[float, typer.Option(
-        metavar="SECONDS", help="Seconds between last.pt writes.")] = 120.0,
-    log_every: Annotated[int, typer.Option(metavar="N",
+        min=0.0, max=MAX_SECONDS, metavar="SECONDS",
+        help="Seconds between last.pt writes.")] = 120.0,
+    log_every: Annotated[int, typer.Option(min=1, max=MAX_STEPS, metavar="N",
                                            help="Log and show progress every N steps.")] = 10,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
@@ -195,9 +219,9 @@ def train(
     if distribution == "mixed" and problem not in MIXED_PROBLEMS:
         raise typer.BadParameter(f"mixed applies to {', '.join(MIXED_PROBLEMS)}",
                                  param_hint="--distribution")
+    given = one_stage(size, steps, batch, rollouts, curriculum)
     try:
-        stages = Stage.parse_list(one_stage(size, steps, batch, rollouts, curriculum)
-                                  or DEFAULT_CURRICULUM[problem])
+        stages = Stage.parse_list(DEFAULT_CURRICULUM[problem] if given is None else given)
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--curriculum") from err
     if problem == "kp" and any(stage.supervised for stage in stages):
@@ -206,6 +230,9 @@ def train(
     if problem == "pdtsp" and any(size % 2 for stage in stages for size in stage.sizes):
         raise typer.BadParameter("PDTSP sizes count pickups and deliveries: they must be even",
                                  param_hint="--curriculum")
+    if problem == "pdtsp" and val_size is not None and val_size % 2:
+        raise typer.BadParameter("PDTSP sizes count pickups and deliveries: it must be even",
+                                 param_hint="--val-size")
     folder = run_folder(out, run_dir, f"runs/miloop-{problem}", resume)
     cfg = TrainConfig(problem=problem, run_dir=str(folder),
                       curriculum=stages, loss=loss, beta=beta, lr=lr, decay_at=decay_at,

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from routecli.cli import strict_json
-from routecli.cli.common import BKS_HELP, ROUND_HELP, check_bks, console, fmt_cost, fmt_gap
+from routecli.cli.common import ROUND_HELP, Bks, console, fmt_cost, fmt_gap
 
 
 def validate(
@@ -19,7 +19,7 @@ def validate(
     solution_file: Path = typer.Argument(..., metavar="SOLUTION", help="Solution file: a "
                                          "CVRPLIB .sol (problems with a depot) or a TSPLIB "
                                          ".tour (TSP)."),
-    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    bks: Bks = None,
     rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
     json_line: bool = typer.Option(False, "--json", help="Print one JSON object (plain "
                                    "numbers, gap in percent, null for an undefined number) "
@@ -27,7 +27,6 @@ def validate(
 ) -> None:
     """Check a solution: cost under the instance's distance rule, every violated constraint,
     gap to the best-known value. Exit code 0 feasible, 1 infeasible, 2 unreadable input."""
-    check_bks(bks)
     report = check_solution(instance_file, solution_file, bks, rounding)
     if json_line:
         print(strict_json.dumps(report), flush=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from routecli.limits import MAX_BATCH, MAX_NODES, MAX_ROLLOUTS, MAX_STEPS
+
 Decode = Literal["greedy", "sampling", "multistart"]  # Section 4.1
 DECODES: tuple[Decode, ...] = get_args(Decode)
 # the decoding step: the model's torch step, routecli.miloop.fused_greedy, or fused where it
@@ -22,3 +24,8 @@ LOSSES: tuple[Loss, ...] = get_args(Loss)
 Distribution = Literal["uniform", "mixed"]
 DISTRIBUTIONS: tuple[Distribution, ...] = get_args(Distribution)
 MIXED_PROBLEMS = ("tsp", "cvrp")  # the problems with a mixed distribution
+MAX_CANDIDATES = 1_000_000  # more than any instance has nodes: a larger K is a typing slip
+# The range of each number of a curriculum stage (size:steps:batch:rollouts), for the
+# --curriculum text and the one-stage options alike.
+STAGE_RANGES = {"size": (2, MAX_NODES), "steps": (1, MAX_STEPS), "batch": (1, MAX_BATCH),
+                "rollouts": (1, MAX_ROLLOUTS)}

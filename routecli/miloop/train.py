@@ -57,7 +57,13 @@ from routecli.miloop.model import (
     rollout,
     to_checkpoint,
 )
-from routecli.miloop.options import DISTRIBUTIONS, Distribution, Loss, PrecisionChoice
+from routecli.miloop.options import (
+    DISTRIBUTIONS,
+    STAGE_RANGES,
+    Distribution,
+    Loss,
+    PrecisionChoice,
+)
 from routecli.nn import fused
 from routecli.problems import Routes, Selection, Tour
 from routecli.train import checkpoint, distributed, runlog
@@ -113,6 +119,9 @@ class Stage:
         """``"20:2000:64:20,50:1000:16:1:imitation,20-100:5000:16:1:supervised"`` -> stages
         (size[-size]:steps:batch:rollouts[:imitation|:supervised])."""
         stages = []
+        if not text.strip():
+            raise ValueError("the curriculum is empty; give at least one stage "
+                             "size[-size]:steps:batch:rollouts")
         for part in text.split(","):
             fields = part.strip().split(":")
             recipe = fields[4] if len(fields) == 5 else ""
@@ -126,11 +135,15 @@ class Stage:
             except ValueError as err:
                 raise ValueError(f"curriculum stage {part!r}: expected size[-size]:steps:"
                                  "batch:rollouts[:imitation|:supervised]") from err
-            if (min(size, steps, batch, rollouts) < 1 or (rollouts < 2 and not stage.teacher)
-                    or not 0 <= stage.low < size):
-                raise ValueError(f"curriculum stage {part!r}: values must be positive, a size "
-                                 "range increasing and rollouts >= 2 (a preference needs a "
-                                 "pair)")
+            given = {"size": size, "steps": steps, "batch": batch, "rollouts": rollouts}
+            for name, value in given.items():
+                low, high = STAGE_RANGES[name]
+                if not low <= value <= high:
+                    raise ValueError(f"curriculum stage {part!r}: {name} must be from {low} "
+                                     f"to {high:,}, got {value}")
+            if (rollouts < 2 and not stage.teacher) or not 0 <= stage.low < size:
+                raise ValueError(f"curriculum stage {part!r}: a size range must increase and "
+                                 "rollouts be >= 2 (a preference needs a pair)")
             stages.append(stage)
         return stages
 

@@ -146,6 +146,24 @@ class NDSTrainConfig:
     device: str = "cpu"  # the policy's, resolved (cpu, cuda, cuda:N); the search engine
     # always runs on the CPU
 
+    def __post_init__(self) -> None:
+        """Settings that contradict each other, each as one ``ValueError``: an episode must
+        train (burn-in below its length), a rollout must leave customers in place, and every
+        count be positive."""
+        if self.warmup >= self.episode:
+            raise ValueError(f"--burn-in {self.warmup} leaves no step of an --episode of "
+                             f"{self.episode} iterations to train; make it smaller")
+        if self.remove >= self.size:
+            raise ValueError(f"--remove {self.remove} removes every customer of --size "
+                             f"{self.size}; make it smaller")
+        counts = {"--size": self.size, "--steps": self.steps, "--batch": self.batch,
+                  "--rollouts": self.rollouts, "--remove": self.remove,
+                  "--val-every": self.val_every, "--val-instances": self.val_instances,
+                  "--val-iterations": self.val_iterations}
+        for flag, value in counts.items():
+            if value < 1:
+                raise ValueError(f"{flag} must be at least 1, got {value}")
+
     def model_config(self) -> NDSConfig:
         return NDSConfig(problem=self.problem, pe=self.pe or default_pe(self.problem),
                          embed_dim=self.embed_dim, num_layers=self.num_layers)
