@@ -137,10 +137,10 @@ class Stage:
                                  "batch:rollouts[:imitation|:supervised]") from err
             given = {"size": size, "steps": steps, "batch": batch, "rollouts": rollouts}
             for name, value in given.items():
-                low, high = STAGE_RANGES[name]
-                if not low <= value <= high:
-                    raise ValueError(f"curriculum stage {part!r}: {name} must be from {low} "
-                                     f"to {high:,}, got {value}")
+                least, most = STAGE_RANGES[name]
+                if not least <= value <= most:
+                    raise ValueError(f"curriculum stage {part!r}: {name} must be from {least} "
+                                     f"to {most:,}, got {value}")
             if (rollouts < 2 and not stage.teacher) or not 0 <= stage.low < size:
                 raise ValueError(f"curriculum stage {part!r}: a size range must increase and "
                                  "rollouts be >= 2 (a preference needs a pair)")
