@@ -17,6 +17,7 @@ import typer
 from routecli.analysis.budget import describe_factors
 from routecli.cli import choices
 from routecli.cli.common import JOBS_HELP, console, new_app
+from routecli.cli.outputs import check_replaceable, output_path
 from routecli.errors import OptionError, RoutecliError
 from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MAX_JOBS, MIN_FACTOR
 from routecli.resources import SEED_MAX
@@ -37,7 +38,11 @@ BUDGET_HELP = ("PyVRP budget of the reference solutions, times the gap-grade ref
 SET_HELP = ("Instance set <problem>-<size>, problem one of " + ", ".join(choices.SET_PROBLEMS)
             + " (e.g. cvrp-100, pdtsp-51)")
 SETS_HELP = SET_HELP + "; repeatable or comma-separated."
-OUT_HELP = "Also write the table to this .csv or .json file."
+OUT_HELP = ("Also write the table to this .csv or .json file (an existing file only if "
+            "routecli wrote it).")
+ANISOMETRY_COLUMNS = ["set", "instances", "reference", "routes", "cv", "cv_paper", "max_min",
+                      "max_min_paper", "mad", "mad_paper", "cv_median", "max_min_median",
+                      "mad_median"]
 MAX_BINS = 100_000  # angular sectors: far finer than any set's customers resolve
 
 
@@ -65,10 +70,27 @@ def one_set(value: str) -> str:
     return names[0]
 
 
-def check_out(out: Path | None) -> None:
-    """Fail before any work if ``--out`` has a suffix we cannot write."""
-    if out is not None and out.suffix not in (".csv", ".json"):
+def check_out(out: Path | None, columns: list[str]) -> None:
+    """Fail before any work if ``--out`` has a suffix we cannot write, or names a file that
+    routecli did not write: a CSV whose header is not ``columns`` (this table's), a JSON
+    without routecli's version in it (see :func:`write_rows`)."""
+    if out is None:
+        return
+    if out.suffix not in (".csv", ".json"):
         raise OptionError(f"--out must end in .csv or .json, got {out}")
+    check_replaceable(out, None, "--out", lambda path: written_table(path, columns))
+
+
+def written_table(path: Path, columns: list[str]) -> bool:
+    """Whether ``path`` is a table :func:`write_rows` wrote with ``columns``."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            if path.suffix == ".csv":
+                return fh.readline().rstrip("\r\n") == ",".join(columns)
+            stored = json.load(fh)
+    except (OSError, ValueError):
+        return False
+    return isinstance(stored, dict) and {"routecli", "command", "rows"} <= set(stored)
 
 
 def load(name: str, num: int, seed: int, ref_budget: float | None,
@@ -102,9 +124,9 @@ def command_line() -> str:
     return "routecli " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
-def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
-    """Write ``rows`` as CSV (one line each) or JSON (``meta`` with routecli's version and
-    commit, then the rows), atomically."""
+def write_rows(out: Path | None, rows: list[dict], meta: dict, columns: list[str]) -> None:
+    """Write ``rows`` (``columns`` each, as :func:`check_out` was told) as CSV (one line each)
+    or JSON (``meta`` with routecli's version and commit, then the rows), atomically."""
     if out is None:
         return
     from importlib.metadata import version
@@ -117,7 +139,7 @@ def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
         text = json.dumps(_no_nan({**meta, "rows": rows}), indent=2, default=_json_number)
     else:
         buffer = io.StringIO(newline="")
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(buffer, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
         text = buffer.getvalue()
@@ -158,7 +180,8 @@ def anisometry(
     include_return: bool = typer.Option(False, "--include-return", help="Fit d_i against i "
                                         "over the whole closed route, the return to the depot "
                                         "included (default: departure and customers only)."),
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP),
 ) -> None:
     """Anisometry of reference routes (PE paper Table 1).
 
@@ -172,7 +195,7 @@ def anisometry(
     from routecli.analysis.data import default_budget
 
     names = parse_sets(sets)
-    check_out(out)
+    check_out(out, ANISOMETRY_COLUMNS)
     rows: list[dict[str, Any]] = []
     for name in names:
         stats = measure_anisometry(*load(name, num, seed, ref_budget, jobs), include_return)
@@ -196,7 +219,8 @@ def anisometry(
     console.print(f"[dim]{command_line()}[/dim]")
     write_rows(out, rows, {"command": command_line(), "seed": seed,
                            "include_return": include_return,
-                           "references": reference_settings(names, ref_budget)})
+                           "references": reference_settings(names, ref_budget)},
+               ANISOMETRY_COLUMNS)
 
 
 @app.command()
@@ -216,7 +240,8 @@ def entropy(
     ref_budget: float = typer.Option(None, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
                                      metavar="FACTOR", help=BUDGET_HELP),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP),
 ) -> None:
     """Angular entropy at each within-route position (PE paper Section 3.1).
 
@@ -232,7 +257,8 @@ def entropy(
     from routecli.analysis.entropy import PAPER_MEAN, PAPER_MIN, POSITIONS, angular_entropy
 
     names = parse_sets(sets)
-    check_out(out)
+    columns = ["k", *(f"{n}_count" for n in names), *names]
+    check_out(out, columns)
     per_set = {name: angular_entropy(*load(name, num, seed, ref_budget, jobs), bins=bins)
                for name in names}
     rows: list[dict[str, Any]] = [{"k": k, **{f"{n}_count": per_set[n][k][0] for n in names},
@@ -266,4 +292,4 @@ def entropy(
                            "min_count": min_count,
                            "mean": mean, "min": low, "paper_mean": PAPER_MEAN,
                            "paper_min": PAPER_MIN,
-                           "references": reference_settings(names, ref_budget)})
+                           "references": reference_settings(names, ref_budget)}, columns)

@@ -10,9 +10,13 @@ import typer
 
 from routecli.cli.analyze import OUT_HELP, check_out, command_line, fmt, write_rows
 from routecli.cli.common import Device, Threads, console, cpu_device
+from routecli.cli.outputs import check_replaceable, output_path
 from routecli.errors import OptionError
 from routecli.limits import MAX_INSTANCES, MAX_NODES
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, SEED_MAX
+
+MEMORY_COLUMNS = ["model", "adjacent", "first", "cost", "adjacent_paper_dynamic",
+                  "adjacent_paper_miloop", "first_paper_dynamic", "first_paper_miloop"]
 
 
 def memory(
@@ -32,9 +36,11 @@ def memory(
                              help="Seed of the instance generator."),
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP
                              + " JSON adds the per-step means."),
-    figure: Path = typer.Option(None, "--figure", metavar="FILE", help="Plot the per-step "
+    figure: Path = typer.Option(None, "--figure", metavar="FILE", parser=output_path,
+                                help="Plot the per-step "
                                 "means (the paper's Figure 3) to this .png file."),
 ) -> None:
     """Cosine similarity of node representations across the steps of a greedy rollout (MiLoop
@@ -54,14 +60,17 @@ def memory(
         without_memory,
     )
     from routecli.miloop.model import load_policy
+    from routecli.plots.figure import drawn_by_routecli
     from routecli.train.checkpoint import shipped
 
     if problem not in PROBLEMS:
         raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
     cpu_device(device, "analyze memory")
-    check_out(out)
-    if figure is not None and figure.suffix != ".png":
-        raise OptionError(f"--figure must end in .png, got {figure}")
+    check_out(out, MEMORY_COLUMNS)
+    if figure is not None:
+        if figure.suffix != ".png":
+            raise OptionError(f"--figure must end in .png, got {figure}")
+        check_replaceable(figure, None, "--figure", drawn_by_routecli)
     torch.set_num_threads(threads)
     path = checkpoint or shipped(f"miloop-{problem}.pt")
     model = load_policy(path, expect={"problem": problem})
@@ -98,7 +107,7 @@ def memory(
                             "num": num, "seed": seed}
     if out is not None and out.suffix == ".json":
         meta["steps"] = {r.label: [vars(s) for s in r.steps] for r in results}
-    write_rows(out, rows, meta)
+    write_rows(out, rows, meta, MEMORY_COLUMNS)
     if figure is not None:
         plot_dynamics(results, str(figure), f"{problem.upper()}-{size}, {num} greedy rollouts, "
                       f"seed {seed}")

@@ -12,12 +12,17 @@ import typer
 from routecli.cli import choices
 from routecli.cli.analyze import OUT_HELP, check_out, command_line, fmt, write_rows
 from routecli.cli.common import JOBS_HELP, Device, Threads, console, cpu_device
+from routecli.cli.outputs import output_path
 from routecli.errors import OptionError
 from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MAX_JOBS, MAX_NODES, MAX_STEPS, MIN_FACTOR
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, SEED_MAX
 
 SHIFT_HELP = ("all, or comma-separated shifts from " + ", ".join(choices.SHIFTS) + " (uniform, "
               "the training distribution, is always measured: every change is taken from it).")
+
+
+SHIFT_COLUMNS = ["method", "shift", "obj", "gap_pct", "gap_spread", "change_pct", "change_spread",
+                 "paper_row", "paper_obj", "paper_gap_pct"]
 
 
 def shift(
@@ -55,7 +60,8 @@ def shift(
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP + " JSON adds "
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP + " JSON adds "
                              "the per-instance (per-model) rows."),
 ) -> None:
     """Gap to PyVRP of models trained on uniform instances, on shifted ones (PE paper Table 8):
@@ -76,7 +82,7 @@ def shift(
 
     cpu_device(device, "analyze shift")
     names = parse_shifts(shifts)
-    check_out(out)
+    check_out(out, SHIFT_COLUMNS)
     torch.set_num_threads(threads)
     def log(line: str) -> None:
         console.print(line, markup=False, highlight=False)
@@ -115,7 +121,7 @@ def shift(
     console.print(f"[dim]{command_line()}[/dim]")
     if out is not None and out.suffix == ".json":
         meta["runs"] = runs
-    write_rows(out, rows, meta)
+    write_rows(out, rows, meta, SHIFT_COLUMNS)
 
 
 def summary_rows(cells: dict, paper_rows: dict[str, str]) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import typer
 from routecli.cli import choices
 from routecli.cli.common import JOBS_HELP, Rounding, console, fmt_gap
 from routecli.cli.model_options import RunOptions, run_options
+from routecli.cli.outputs import output_path
 from routecli.errors import OptionError
 from routecli.limits import MAX_JOBS, MAX_NODES
 
@@ -22,7 +23,8 @@ def bench(
     sets: list[str] = typer.Option([], "--set", metavar="SET", help="Named set ("
                                    + ", ".join(choices.BENCH_SETS) + "), a folder, or a file; "
                                    "repeatable."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", help="Output folder: "
+    out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", parser=output_path,
+                             help="Output folder: "
                              "results.csv, report.md, gap_vs_size.png, solutions/. Rerunning "
                              "skips finished instances. A folder that holds files and is not a "
                              "bench run folder is refused, and so is replacing a file there "

@@ -10,11 +10,20 @@ from typing import Annotated
 import typer
 
 from routecli.cli.common import Device, Threads, deprecated, err_console
+from routecli.cli.outputs import output_path
+from routecli.errors import OptionError
 from routecli.limits import MAX_INSTANCES, MAX_NODES
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 MAX_RUNS = 1000  # training runs (seeds) per encoding
 TABLE4 = "table4"  # the default set of encodings, and the one whose summary is summary.md
+
+
+def one_encoding(names: list[str]) -> str:
+    """The one encoding ``--versus`` names."""
+    if len(names) != 1:
+        raise OptionError(f"--versus must name one encoding, got {len(names)}")
+    return names[0]
 
 
 def compare_pe(
@@ -44,7 +53,7 @@ def compare_pe(
     backbone: Annotated[str, typer.Option(
         metavar="NAME", help="dact (Layer 1) or n2s (Layer 3, PDTSP only).")] = "dact",
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", metavar="FOLDER",
+        "--out", "-o", metavar="FOLDER", parser=output_path,
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
     test_size: Annotated[int, typer.Option(min=1, max=MAX_INSTANCES, metavar="N",
@@ -69,9 +78,9 @@ def compare_pe(
 
     from routecli.cli.common import console
     from routecli.experiments.pe.claims import report as report_claims
-    from routecli.experiments.pe.pairs import finished, run, slug
+    from routecli.experiments.pe.pairs import check_run_folder, finished, run, slug
     from routecli.experiments.pe.paper import expand_pes
-    from routecli.experiments.pe.protocol import make_protocol
+    from routecli.experiments.pe.protocol import check_pe, check_room, make_protocol
     from routecli.experiments.pe.summary import report
     from routecli.resources import resolve_device
 
@@ -85,30 +94,33 @@ def compare_pe(
     torch.set_num_threads(threads)
     protocol = make_protocol(problem, size, backbone, budget, test_size, images)
     pes = expand_pes(pe, problem)
-    if runs < 1:
-        raise typer.BadParameter("must be >= 1", param_hint="--runs")
+    versus = None if versus is None else one_encoding(expand_pes(versus, problem))
+    for name in dict.fromkeys([*pes, *([versus] if versus else [])]):
+        check_pe(protocol, name)
+    check_room(protocol)
     folder = out or Path("runs/compare-pe") / f"{problem}{size}-{backbone}-{budget.split(':')[0]}"
-    if not summary_only:
-        run(protocol, pes, list(range(runs)), folder,
-            log=lambda line: console.print(line, markup=False), device=where)
-    if not (folder / "rows.csv").is_file():
-        raise typer.BadParameter(f"{folder} has no rows yet", param_hint="--out")
     scale = f"routecli compare-pe --problem {problem} --size {size}"
     rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
             f"--images {images} --out {folder}")
     stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"
     shown = f"{scale} --pe {pe} {rest}"
     if versus is not None:
-        names = expand_pes(versus, problem)
-        if len(names) != 1:
-            raise typer.BadParameter("must name one encoding", param_hint="--versus")
-        versus = names[0]
-        if not any(done == versus for done, _ in finished(folder)):
-            raise typer.BadParameter(f"{versus} has no rows in {folder}", param_hint="--versus")
-        if versus not in pes:
-            pes.append(versus)
         stem = f"summary-{slug(pe)}-vs-{slug(versus)}"
         shown += f" --versus {versus}"
+    check_run_folder(protocol, folder, [f"{stem}.md", f"{stem}.png", "claims.md"])
+    if summary_only and not (folder / "protocol.json").is_file():
+        raise OptionError(f"--summary-only: {folder} holds no compare-pe run")
+    if not summary_only:
+        run(protocol, pes, list(range(runs)), folder,
+            log=lambda line: console.print(line, markup=False), device=where)
+    done = {name for name, _ in finished(folder)}
+    if not done & set(pes):
+        raise OptionError(f"--out {folder} has no rows of {', '.join(pes)[:80]} yet")
+    if versus is not None:
+        if versus not in done:
+            raise OptionError(f"--versus {versus}: no rows in {folder}")
+        if versus not in pes:
+            pes.append(versus)
     text = report(protocol, folder, pes, shown, stem, versus)
     console.print(text, markup=False)
     console.print(f"wrote {folder / (stem + '.md')} and {folder / (stem + '.png')}")

@@ -9,6 +9,7 @@ import typer
 from routecli.cli import choices
 from routecli.cli.analyze import BUDGET_HELP, SEED_HELP, SET_HELP, load, one_set
 from routecli.cli.common import console, new_app
+from routecli.cli.outputs import check_folder, check_replaceable, output_path
 from routecli.cli.probe import MAX_DIM, resolve_names
 from routecli.errors import OptionError
 from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MIN_FACTOR
@@ -31,14 +32,16 @@ def pe(
     seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, metavar="N", help=SEED_HELP),
     ref_budget: float = typer.Option(None, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
                                      metavar="FACTOR", help=BUDGET_HELP),
-    out: Path = typer.Option(Path("plots"), "--out", "-o", metavar="FOLDER", help="Folder for "
+    out: Path = typer.Option(Path("plots"), "--out", "-o", metavar="FOLDER", parser=output_path,
+                             help="Folder for "
                              "the PNG files (PE-PLOT.png)."),
 ) -> None:
     """Pictures of an encoding on one reference solution: the PE matrix along the longest
     route (heatmap), its position-by-position cosine similarity, IPE channels against
     cumulative distance vs index, XPE angles per route, and a 2-D PCA coloured by route."""
-    from routecli.analysis.pe_plots import PLOTS, plot_pe
+    from routecli.analysis.pe_plots import PLOTS, plot_paths, plot_pe
     from routecli.pe import PE_REGISTRY, RouteBatch
+    from routecli.plots.figure import drawn_by_routecli
 
     encodings = resolve_names(name)
     if len(encodings) != 1:
@@ -57,6 +60,9 @@ def pe(
         chosen = tuple(p for p in chosen if p not in ("similarity", "pca"))
     if dim % 16:
         raise OptionError(f"--dim must be a multiple of 16 (IPE pairs, 8 RoPE heads), got {dim}")
+    check_folder(out)
+    for path in plot_paths(encoding, chosen, out):
+        check_replaceable(path, None, "--out", drawn_by_routecli)
     instances, solutions = load(set_name, instance + 1, seed, ref_budget, jobs=1)
     batch = RouteBatch.from_solutions(instances[instance:], solutions[instance:])
     try:

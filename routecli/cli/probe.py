@@ -25,6 +25,7 @@ from routecli.cli.analyze import (
     write_rows,
 )
 from routecli.cli.common import JOBS_HELP, Device, Seed, Threads, console, cpu_device
+from routecli.cli.outputs import output_path
 from routecli.errors import OptionError
 from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MAX_JOBS, MIN_FACTOR
 from routecli.resources import DEFAULT_DEVICE
@@ -32,6 +33,8 @@ from routecli.resources import DEFAULT_DEVICE
 if TYPE_CHECKING:
     from rich.table import Table
 
+PROBE_COLUMNS = ["pe", "title", "kind", "D1", "D1_paper", "D2", "D2_paper", "D3", "D3_paper",
+                 "d3_ratio"]
 MAX_PAIRS = 10**7  # pairs per solution and target set
 MAX_DIM = 4096  # encoding width
 MAX_HEADS = 256  # attention heads
@@ -90,7 +93,8 @@ def probe(
                                     "|i - j| and the normalised cyclic arc."),
     threads: Threads = 1,
     device: Device = DEFAULT_DEVICE,
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP),
 ) -> None:
     import torch
     from rich.progress import Progress
@@ -103,7 +107,7 @@ def probe(
     cpu_device(device, "probe")
     names = resolve_names(pe)
     name = one_set(problem_set)
-    check_out(out)
+    check_out(out, PROBE_COLUMNS)
     if dim % 2 or (dim // heads) % 2:
         raise OptionError(f"--dim must be even and --dim / --heads even (RoPE), got {dim}/{heads}")
     if ipe_schedule not in SCHEDULES:
@@ -147,7 +151,7 @@ def probe(
     write_rows(out, rows, {"command": command_line(), "seed": seed, "set": name, "num": num,
                            "pairs_per_solution": pairs, "dim": dim, "heads": heads,
                            "ipe_schedule": ipe_schedule, "ipe_amplitude": ipe_amplitude,
-                           "references": reference_settings([name], ref_budget)})
+                           "references": reference_settings([name], ref_budget)}, PROBE_COLUMNS)
 
 
 def probe_table(title: str, names: list[str]) -> Table:

@@ -21,7 +21,7 @@ from routecli.cli.common import (
     fmt_gap,
 )
 from routecli.cli.model_options import RunOptions, run_options
-from routecli.cli.outputs import check_replaceable, solution_targets, write_target
+from routecli.cli.outputs import check_replaceable, output_path, solution_targets, write_target
 from routecli.cli.progress_bar import node_bar, wants_bar
 from routecli.errors import OptionError
 
@@ -47,7 +47,7 @@ def solve(
     files: list[Path] = typer.Argument(..., metavar="INPUT", help="Instance files (.vrp, .tsp, "
                                        "Solomon .txt) or folders (every instance file in "
                                        "them)."),
-    out: Path | None = typer.Option(None, "--out", "-o", metavar="PATH",
+    out: Path | None = typer.Option(None, "--out", "-o", metavar="PATH", parser=output_path,
                                     help="Solution file for one input (.sol for problems with "
                                     "a depot, .tour for TSP), or a folder; checked before "
                                     "solving. An existing file is replaced only if routecli "
@@ -56,7 +56,8 @@ def solve(
                                "routecli did not write, such as a published best-known .sol."),
     json_lines: bool = typer.Option(False, "--json", help="Print one JSON object per instance "
                                     "(plain numbers, gap in percent) instead of text."),
-    csv_file: Path | None = typer.Option(None, "--csv", metavar="FILE", help="Also write a "
+    csv_file: Path | None = typer.Option(None, "--csv", metavar="FILE", parser=output_path,
+                                         help="Also write a "
                                          "summary .csv, one row per instance (the --json "
                                          "fields); an existing file is replaced only if routecli wrote it."),
     bks: Bks = None,
@@ -80,6 +81,9 @@ def solve(
     for instance in instances:
         require_problem(solver, instance)
     targets = solution_targets(out, paths, [i.problem for i in instances], force)
+    written = {p.absolute() for p in [out, *targets] if p is not None}
+    if csv_file is not None and csv_file.absolute() in written:
+        raise OptionError(f"--csv {csv_file} is also where --out writes; name another file")
     rows = [solve_one(solver, path, instance, target, seed=options.seed, stop=stop, bks=bks,
                       machine=json_lines, settings=settings)
             for path, instance, target in zip(paths, instances, targets, strict=True)]

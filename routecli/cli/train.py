@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
+from routecli.cli.outputs import check_folder, output_path
 from routecli.errors import OptionError
 from routecli.limits import MAX_INSTANCES, MAX_JOBS, MAX_LR, MAX_STEPS
 from routecli.miloop.options import (
@@ -45,11 +46,12 @@ TrainTimeLimit = Annotated[float | None, typer.Option(
     "last.pt.")]
 
 
-def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool) -> Path:
+def run_folder(out: Path | None, run_dir: Path | None, default: str, resume: bool) -> Path:
     """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``), said
-    out loud; a fresh run may not start over another run's checkpoint without ``--resume``,
-    and ``--resume`` needs that checkpoint."""
-    folder = Path(out or run_dir or default)
+    out loud; it must be a folder it can write in, a fresh run may not start over another
+    run's checkpoint without ``--resume``, and ``--resume`` needs that checkpoint."""
+    folder = out or run_dir or Path(default)
+    check_folder(folder)
     if (folder / "last.pt").exists() and not resume:
         raise OptionError(f"{folder} holds a training run (last.pt); pass --resume to continue "
                           "it, or --out for a new folder")
@@ -98,11 +100,11 @@ def train(
                                          help="tsp, cvrp, pdtsp or kp.")] = "tsp",
     model: Annotated[str, typer.Option("--model", "-m", metavar="NAME", help="Policy to train: miloop.")
                      ] = "miloop",
-    out: Annotated[str | None, typer.Option(
-        "--out", "-o", metavar="FOLDER",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="FOLDER", parser=output_path,
         help=f"Run folder for {RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
-    run_dir: Annotated[str | None, typer.Option(
-        "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
+    run_dir: Annotated[Path | None, typer.Option(
+        "--run-dir", hidden=True, parser=output_path, callback=deprecated("--run-dir", "--out"))] = None,
     size: Annotated[int | None, typer.Option(
         min=STAGE_RANGES["size"][0], max=STAGE_RANGES["size"][1], metavar="N",
         help="One-stage curriculum: instance size (with --steps, --batch, "
@@ -163,9 +165,10 @@ def train(
         help="PyVRP budget per label in imitation and supervised stages, "
         "in seconds of a quiet core (an iteration count, as for validation).")
     ] = 0.1,
-    labels: Annotated[str, typer.Option(
-        metavar="FOLDER", help="Label stores of supervised stages (committed chunks), reused by later runs.")
-    ] = "data/labels",
+    labels: Annotated[Path, typer.Option(
+        metavar="FOLDER", parser=output_path,
+        help="Label stores of supervised stages (committed chunks), reused by later runs.")
+    ] = Path("data/labels"),
     label_instances: Annotated[int, typer.Option(
         min=1, max=MAX_INSTANCES, metavar="N",
         help="Labelled instances per size in a supervised stage.")] = 1000,
@@ -240,7 +243,7 @@ def train(
                       seed=seed, init=init, val_instances=val_instances, kp_capacities=capacities,
                       val_size=val_size or (200 if problem == "kp" else 100),
                       val_every=val_every, val_time_limit=val_time_limit,
-                      label_time_limit=label_time_limit, labels=labels,
+                      label_time_limit=label_time_limit, labels=str(labels),
                       label_instances=label_instances, label_jobs=label_jobs,
                       distribution=distribution, precision=precision, compile=compile,
                       activation_gb=activation_gb,

@@ -10,6 +10,7 @@ import typer
 
 from routecli.cli import choices
 from routecli.cli.common import Device, Seed, Threads, deprecated
+from routecli.cli.outputs import output_path
 from routecli.cli.train import RUN_FILES, TrainTimeLimit, report_stop, run_folder
 from routecli.errors import OptionError
 from routecli.limits import (
@@ -33,11 +34,11 @@ def train_nds(
     pe: Annotated[str | None, typer.Option(
         metavar="NAME", help="Positional encoding (default: ipe_inv_xpe for CVRP, ipe_xpe "
         "otherwise): " + ", ".join(choices.PE_NAMES) + ".")] = None,
-    out: Annotated[str | None, typer.Option(
-        "--out", "-o", metavar="FOLDER",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="FOLDER", parser=output_path,
         help=f"Run folder for {RUN_FILES} (default: runs/nds-PROBLEM).")] = None,
-    run_dir: Annotated[str | None, typer.Option(
-        "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
+    run_dir: Annotated[Path | None, typer.Option(
+        "--run-dir", hidden=True, parser=output_path, callback=deprecated("--run-dir", "--out"))] = None,
     steps: Annotated[int, typer.Option(min=1, max=MAX_STEPS, metavar="N",
                                        help="Optimiser steps.")] = 20_000,
     batch: Annotated[int, typer.Option(min=1, max=MAX_BATCH, metavar="N",
@@ -98,7 +99,7 @@ def train_nds(
 
     if pe is not None and pe.lower().replace("-", "_").replace("+", "_") not in PE_REGISTRY:
         raise typer.BadParameter(f"choose one of {', '.join(PE_REGISTRY)}", param_hint="--pe")
-    folder = Path(out or run_dir or f"runs/nds-{problem}")
+    folder = out or run_dir or Path(f"runs/nds-{problem}")
     try:
         cfg = NDSTrainConfig(problem=problem, size=size, pe=pe,
                              run_dir=str(folder), steps=steps, batch=batch,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from routecli.baselines.construction import nearest_neighbour_paths
-from routecli.generate.batch import batch_instances, load_batch, save_batch
+from routecli.generate.batch import batch_instances, is_batch_file, load_batch, save_batch
 from routecli.resources import require_memory
 
 KP_CAPACITIES = (10, 25, 50, 100)
@@ -210,6 +210,6 @@ def kp(num: int, n: int, seed: int, capacity: float = 25) -> dict[str, np.ndarra
 GENERATORS = {"tsp": tsp, "cvrp": cvrp, "vrptw": vrptw, "pcvrp": pcvrp, "pdtsp": pdtsp, "kp": kp}
 
 __all__ = ["DISTRIBUTIONS", "GENERATORS", "KP_CAPACITIES", "MILOOP_CVRP_CAPACITY",
-           "batch_instances", "clustered_locations", "cvrp", "explosion_locations", "kp",
+           "batch_instances", "clustered_locations", "cvrp", "explosion_locations", "is_batch_file", "kp",
            "load_batch", "mixed_locations", "pcvrp", "pdtsp", "pe_capacity", "save_batch", "tsp",
            "uniform_locations", "vrptw"]

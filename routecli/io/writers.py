@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.atomic import atomic_write_text
 from routecli.io.kp import format_kp
+
+# The COMMENT every generated file starts with (``portgen``: the DIMACS generator's files)
+GENERATED_MARKS = ("COMMENT : routecli generate", "COMMENT : portgen N=")
 
 
 def _rows(values: np.ndarray) -> str:
@@ -88,16 +90,26 @@ def instance_text(problem: str, batch: dict[str, np.ndarray], row: int, seed: in
                                         float(batch["capacity"][row]), windows, service, prize)
 
 
-def write_instance_files(folder: Path, problem: str, batch: dict[str, np.ndarray], seed: int,
-                         scale: int) -> list[Path]:
-    """Write every row of a generated batch as an instance file in ``folder``, after reading
-    each one back with routecli's own reader: a file routecli would refuse (a demand above
-    the capacity, a number past the reader's bound, one node) raises that reader's
-    :class:`~routecli.errors.InstanceFormatError` and nothing is written."""
+def instance_files(problem: str, batch: dict[str, np.ndarray], seed: int,
+                   scale: int) -> list[tuple[str, str]]:
+    """File name and text of every row of a generated batch, each read back by routecli's own
+    reader first: a file routecli would refuse (a number past the reader's bound, one node)
+    raises that reader's :class:`~routecli.errors.InstanceFormatError`, so it is never
+    written."""
     from routecli.io import instance_from_text
 
-    files = [instance_text(problem, batch, row, seed, scale) for row in range(len(
-        batch["weights" if problem == "kp" else "locs"]))]
+    rows = len(batch["weights" if problem == "kp" else "locs"])
+    files = [instance_text(problem, batch, row, seed, scale) for row in range(rows)]
     for name, text in files:
         instance_from_text(text, name)
-    return [atomic_write_text(folder / name, text) for name, text in files]
+    return files
+
+
+def generated_by_routecli(path: Path) -> bool:
+    """Whether ``path`` is an instance file ``routecli generate`` wrote (its COMMENT says so)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("latin-1").split("\n")[:3]
+    except OSError:
+        return False
+    return any(line.startswith(GENERATED_MARKS) for line in head)
