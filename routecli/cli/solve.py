@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from routecli.cli import strict_json
 from routecli.cli.common import (
     Bks,
     Rounding,
@@ -24,6 +23,7 @@ from routecli.cli.model_options import RunOptions, run_options
 from routecli.cli.outputs import check_replaceable, output_path, solution_targets, write_target
 from routecli.cli.progress_bar import node_bar, wants_bar
 from routecli.errors import OptionError
+from routecli.results import strict_json
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -9,8 +9,8 @@ from typing import Any
 
 import typer
 
-from routecli.cli import strict_json
 from routecli.cli.common import ROUND_HELP, Bks, console, fmt_cost, fmt_gap
+from routecli.results import strict_json
 
 
 def validate(
@@ -38,7 +38,9 @@ def validate(
 
 def check_solution(instance_file: Path, solution_file: Path, bks: float | None,
                    rounding: str) -> dict[str, Any]:
-    """What ``validate`` reports, as plain values (the ``--json`` object)."""
+    """What ``validate`` reports, as plain values (the ``--json`` object, with the routecli
+    version that checked it, as ``solve --json`` records the one that solved)."""
+    from routecli import __version__
     from routecli.io import best_known, read_instance
     from routecli.io.solutions import read_solution_and_cost
     from routecli.problems import cost, gap, validate
@@ -58,7 +60,7 @@ def check_solution(instance_file: Path, solution_file: Path, bks: float | None,
             # The gap of an infeasible solution compares it with solutions it does not compete with.
             "gap_pct": (gap(value, reference, instance.sense) if feasible and reference is not None
                         else None),
-            "feasible": feasible, "violations": violations}
+            "feasible": feasible, "violations": violations, "routecli_version": __version__}
 
 
 def print_report(r: dict[str, Any]) -> None:

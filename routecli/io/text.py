@@ -57,7 +57,8 @@ def _decode(raw: bytes) -> str:
 
 
 def read_text(path: str | Path) -> str:
-    """File contents as text (without a byte-order mark); a clear error for missing, empty or
+    """File contents as text (without a byte-order mark, every line ending a ``\\n``: CR LF of
+    Windows and the lone CR of classic Mac files alike); a clear error for missing, empty or
     binary files and folders."""
     shown = _checked_path(path)
     raw = Path(path).read_bytes()
@@ -65,7 +66,7 @@ def read_text(path: str | Path) -> str:
         raise InstanceFormatError(f"{shown}: the file is empty")
     if b"\x00" in raw:
         raise InstanceFormatError(f"{shown}: binary data, not a TSPLIB/VRPLIB text file")
-    return _decode(raw).removeprefix(BOM)
+    return _decode(raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")).removeprefix(BOM)
 
 
 def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
@@ -73,16 +74,23 @@ def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     hundreds of MB), with the checks of :func:`read_text`; an empty file fails at its end."""
     shown = _checked_path(path)
     blank = True
+    number = 0
     with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if b"\x00" in raw:
-                raise InstanceFormatError(f"{shown}: line {number}: binary data, not a text file")
-            line = _decode(raw)
+        for raw in fh:
+            # a lone CR ends a line too (classic Mac files): such a file is one "line" here
+            pieces = raw.rstrip(b"\n").removesuffix(b"\r").split(b"\r") if b"\r" in raw \
+                else [raw]
             del raw  # one copy of a long line at a time
-            if number == 1:
-                line = line.removeprefix(BOM)
-            blank = blank and not line.strip()
-            yield number, line
+            for piece in pieces:
+                number += 1
+                if b"\x00" in piece:
+                    raise InstanceFormatError(f"{shown}: line {number}: binary data, not a "
+                                              "text file")
+                line = _decode(piece)
+                if number == 1:
+                    line = line.removeprefix(BOM)
+                blank = blank and not line.strip()
+                yield number, line
     if blank:
         raise InstanceFormatError(f"{shown}: the file is empty")
 

@@ -33,7 +33,6 @@ on CPU, nccl on CUDA, the same arithmetic as DDP).
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -362,9 +361,7 @@ class Trainer:
     def log(self, record: dict[str, Any]) -> None:
         if self.rank != 0:
             return
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "log.jsonl", "a") as fh:
-            fh.write(json.dumps(record) + "\n")
+        runlog.append(self.run_dir / "log.jsonl", record)
 
     # ------------------------------------------------------------ learning
     def learning_rate(self) -> float:

@@ -377,8 +377,7 @@ class NDSTrainer:
     def log(self, record: dict[str, Any]) -> None:
         if self.rank != 0:
             return
-        with open(self.dir / "log.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
+        runlog.append(self.dir / "log.jsonl", record)
 
     def save(self, state: dict[str, Any], name: str) -> None:
         if self.rank == 0:

@@ -61,6 +61,14 @@ def test_compare_with_a_csv_that_is_no_results_file_is_one_line(data_dir, tmp_pa
     _one_error_line(capsys, "--compare", "not a routecli results file")
 
 
+@pytest.mark.parametrize("name, words", [("none.csv", "no such file"), ("", "a folder")])
+def test_compare_with_a_missing_file_or_a_folder_is_named_so(data_dir, tmp_path, capsys, name,
+                                                             words):
+    assert main(["bench", str(data_dir / "tiny.tsp"), "-m", "nn", "-o", str(tmp_path / "b"),
+                 "--compare", str(tmp_path / name)]) == 2
+    _one_error_line(capsys, "--compare", words)
+
+
 def test_two_benches_on_one_folder_write_each_row_once(data_dir, tmp_path):
     files = []
     for k in range(6):

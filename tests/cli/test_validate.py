@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from routecli import __version__
 from routecli.cli.app import main
 
 
@@ -35,6 +36,7 @@ def test_a_tour_is_costed_under_the_rule_given(data_dir, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["bks_source"] == "--bks" and report["gap_pct"] == pytest.approx(
         100 * (report["cost"] - 10) / 10)
+    assert report["routecli_version"] == __version__  # what checked it, as solve records
 
 
 @pytest.mark.parametrize("solution, message", [
