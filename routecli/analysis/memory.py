@@ -25,6 +25,7 @@ from torch import Tensor
 
 from routecli.miloop.decode import make_env
 from routecli.miloop.model import MiLoop
+from routecli.resources import require_memory
 
 # MiLoop Table 8 (TSP-100, greedy): mean cosine similarity per measure and model
 PAPER_TABLE8 = {"adjacent": {"dynamic": 0.8480, "miloop": 0.9159},
@@ -76,6 +77,10 @@ def memory_dynamics(model: MiLoop, batch: dict[str, Tensor], label: str) -> Memo
     model.eval()
     locs = batch["locs"].float()
     num, nodes = locs.shape[:2]
+    # each step's pairwise tensors (attention and bias of every node pair, float32, with
+    # their temporaries) dominate: about 64 bytes per pair and instance
+    require_memory(64 * num * (nodes + 1) ** 2, f"greedy rollouts of {num:,} instances of "
+                   f"{nodes:,} nodes")
     rows = torch.arange(num)
     start = torch.zeros(num, dtype=torch.long)
     env = make_env(problem, batch, rows, locs, start if problem == "tsp" else None)

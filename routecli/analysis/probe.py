@@ -41,6 +41,7 @@ from scipy.stats import spearmanr
 
 from routecli.pe import RouteBatch, apply_rotary, get_pe
 from routecli.pe.base import PositionalEncoding
+from routecli.resources import require_memory
 
 TARGETS = ("D1", "D2", "D3")
 
@@ -172,6 +173,17 @@ def _ratio(inter: float, intra: float) -> float:
         return float(np.float64(inter) / intra)
 
 
+def check_room(num: int, nodes: int, pairs_per_solution: int, dim: int, num_heads: int,
+               chunk: int = 100) -> None:
+    """Refuse a probe whose peak memory would not fit: the sampled pairs of every solution
+    (ids, targets and distances, both sets, ranked for Spearman) and one chunk's encoding
+    (a bias encoding holds ``[chunk, heads, N, N]``)."""
+    pairs = 2 * num * pairs_per_solution * 160
+    encoding = 8 * min(chunk, num) * nodes * max(num_heads * nodes, dim)
+    require_memory(pairs + encoding, f"probing {num:,} solutions of {nodes:,} nodes "
+                   f"({pairs_per_solution:,} pairs each, width {dim})")
+
+
 def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, dim: int = 128,
           num_heads: int = 8, seed: int = 0, chunk: int = 100,
           pe_options: dict[str, dict] | None = None,
@@ -179,6 +191,7 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
     """Spearman correlation of each named PE's (or :data:`REFERENCES` entry's) pair distances
     with D1, D2, D3, plus ``d3_ratio``. Solutions are processed ``chunk`` rows at a time to
     bound memory; ``on_done`` is called with each name when it is finished (progress bars)."""
+    check_room(batch.batch_size, batch.num_slots, pairs_per_solution, dim, num_heads, chunk)
     generator = torch.Generator().manual_seed(seed)
     samples = []
     for start in range(0, batch.batch_size, chunk):

@@ -99,7 +99,8 @@ def probe(
     import torch
     from rich.progress import Progress
 
-    from routecli.analysis.probe import PAPER_TABLE3, REFERENCES
+    from routecli.analysis.data import parse_set
+    from routecli.analysis.probe import PAPER_TABLE3, REFERENCES, check_room
     from routecli.analysis.probe import probe as run_probe
     from routecli.pe import PE_REGISTRY, RouteBatch
     from routecli.pe.routing import AMPLITUDES, SCHEDULES, HierarchicalPE, InRoutePE
@@ -118,6 +119,8 @@ def probe(
         raise OptionError("--ipe-amplitude harmonic needs --ipe-schedule integer")
     ipe = {"schedule": ipe_schedule, "amplitude": ipe_amplitude}
     options = {n: ipe for n in names if PE_REGISTRY[n].build.func in (InRoutePE, HierarchicalPE)}
+    kind, size = parse_set(name)  # PDTSP sizes count the depot, the CVRP family's do not
+    check_room(num, size if kind == "pdtsp" else size + 1, pairs, dim, heads)
     instances, solutions = load(name, num, seed, ref_budget, jobs)
     batch = RouteBatch.from_solutions(instances, solutions)
     start = time.time()

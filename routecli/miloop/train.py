@@ -65,6 +65,7 @@ from routecli.miloop.options import (
 )
 from routecli.nn import fused
 from routecli.problems import Routes, Selection, Tour
+from routecli.resources import require_memory
 from routecli.train import checkpoint, distributed, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
 from routecli.train.stopping import StopReason, TrainingStop
@@ -294,6 +295,16 @@ def stage_shapes(curriculum: str) -> list[tuple[Any, ...]]:
             for s in Stage.parse_list(curriculum)]
 
 
+def step_bytes(stage: Stage, cfg: TrainConfig) -> int:
+    """Peak memory of one step of ``stage``: the activations kept for backward (no more than
+    ``activation_gb``, above which they are recomputed) and one construction step's pairwise
+    tensors over every rollout."""
+    rollouts = stage.batch * (1 if stage.teacher else stage.rollouts)
+    kept = min(activation_bytes(rollouts, stage.size, cfg.precision),
+               int(cfg.activation_gb * 2**30))
+    return kept + 32 * rollouts * (stage.size + 2) ** 2
+
+
 class Trainer:
     """Owns model, optimizer and run folder; :meth:`run` trains until the curriculum ends."""
 
@@ -301,6 +312,9 @@ class Trainer:
         cfg = replace(cfg, precision=resolve_precision(cfg.precision, cfg.device))
         if cfg.distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}")
+        for stage in cfg.curriculum:
+            require_memory(step_bytes(stage, cfg), f"a training step of {stage.batch:,} "
+                           f"instances x {stage.rollouts:,} rollouts on {stage.size:,} nodes")
         self.cfg = cfg
         self.rank, self.world = distributed.setup(cfg.device)
         if cfg.threads:

@@ -73,6 +73,7 @@ from routecli.nn.device import gpu_autocast, to_host
 from routecli.pe.batch import RouteBatch
 from routecli.problems import CVRPInstance, PCVRPInstance, VRPTWInstance
 from routecli.problems.geometry import augment8
+from routecli.resources import require_memory
 from routecli.search.asa import (
     ASAConfig,
     initial_solution,
@@ -319,6 +320,12 @@ class NDSTrainer:
             raise ValueError(f"reward must be one of {REWARDS}, got {cfg.reward!r}")
         if cfg.problem not in GENERATORS:
             raise ValueError(f"NDS trains on {', '.join(GENERATORS)}, not {cfg.problem!r}")
+        nodes = cfg.size + 1
+        # per instance: its distance matrix, the policy's attention and distance bias over
+        # every node pair; per rollout: the decoder's states over the nodes
+        require_memory(cfg.batch * (64 * nodes**2 + 16 * cfg.rollouts * nodes * cfg.embed_dim),
+                       f"a training step of {cfg.batch:,} instances x {cfg.rollouts:,} "
+                       f"rollouts on {nodes:,} nodes")
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
         self.cfg = cfg
