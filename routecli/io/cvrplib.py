@@ -20,6 +20,7 @@ from routecli.io.text import (
     EXACT,
     Section,
     Spec,
+    check_single_depot,
     check_values,
     dimension,
     magnitude_bound,
@@ -70,7 +71,7 @@ def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> I
         raise InstanceFormatError(f"{source}: missing CAPACITY")
     capacity = _capacity(spec["CAPACITY"].value, f"line {spec['CAPACITY'].line}: CAPACITY", n, source)
     demands = _node_values(sections, "DEMAND_SECTION", n, ("demand",), source)
-    _check_depot(sections, source)
+    check_single_depot(sections, source)
     _check_depot_demand(demands, "DEMAND_SECTION", source)
     _check_fits(demands, capacity, "DEMAND_SECTION", source)
     vehicles = _fleet(spec, source)
@@ -152,19 +153,6 @@ def _node_values(sections: dict[str, Section], key: str, n: int, columns: tuple[
     values, lines = node_table(sections[key], n, columns, source)
     check_values(values, lines, key, columns, source)
     return values, lines
-
-
-def _check_depot(sections: dict[str, Section], source: str) -> None:
-    """One depot, node 1 (the default when DEPOT_SECTION is absent)."""
-    if "DEPOT_SECTION" not in sections:
-        return
-    section = sections["DEPOT_SECTION"]
-    values = section.values(source)
-    depots = values[: np.flatnonzero(values == -1)[0]] if (values == -1).any() else values
-    if depots.size != 1 or depots[0] != 1:
-        shown = " ".join(f"{v:g}" for v in depots[:5]) or "none"
-        raise InstanceFormatError(f"{source}: {section.where()}: only a single depot at node 1 is "
-                                  f"supported, got {shown}")
 
 
 def _check_fits(demands: tuple[np.ndarray, np.ndarray], capacity: float, section: str,

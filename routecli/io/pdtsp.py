@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
-from routecli.io.text import dimension, node_table, parse
+from routecli.io.text import check_single_depot, dimension, node_table, parse
 from routecli.io.tsplib import edge_weight_rule, instance_metric
 from routecli.problems import Metric, PDTSPInstance
 
@@ -59,7 +59,7 @@ def pdtsp_from_text(text: str, source: str, round_rule: str | None = None) -> PD
                                   f"{n - 1} nodes besides the depot, an odd number of paired nodes")
     metric = instance_metric(spec, sections, n, edge_weight_rule(spec, source, ("EXACT_2D",)),
                              round_rule, source)
-    _check_depot(sections, source)
+    check_single_depot(sections, source)
     order = _layout(sections, n, source)
     name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
     if np.array_equal(order, np.arange(n)):
@@ -72,18 +72,6 @@ def _renumbered(metric: Metric, order: np.ndarray) -> Metric:
     coords = metric.coords[order] if metric.coords is not None else None
     matrix = metric.matrix[np.ix_(order, order)] if metric.matrix is not None else None
     return Metric(metric.rule, coords=coords, matrix=matrix)
-
-
-def _check_depot(sections: dict, source: str) -> None:
-    if "DEPOT_SECTION" not in sections:
-        return
-    section = sections["DEPOT_SECTION"]
-    values = section.values(source)
-    depots = values[: np.flatnonzero(values == -1)[0]] if (values == -1).any() else values
-    if depots.size != 1 or depots[0] != 1:
-        shown = " ".join(f"{v:g}" for v in depots[:5]) or "none"
-        raise InstanceFormatError(f"{source}: {section.where()}: the depot must be node 1 alone, "
-                                  f"got {shown}")
 
 
 def _layout(sections: dict, n: int, source: str) -> np.ndarray:
