@@ -425,8 +425,7 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
         step += 1
         if progress is not None and t % PROGRESS_EVERY == 0:
             progress(t)
-    actions = env.tours() if isinstance(env, TSPEnv) else env.paths()
-    return Rollout(actions, log_prob, env.cost(), decisions)
+    return Rollout(env.paths(), log_prob, env.cost(), decisions)
 
 
 # ------------------------------------------------------------------------------------------
