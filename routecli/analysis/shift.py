@@ -209,6 +209,7 @@ def compare_pe_rows(run: CompareRun, shifts: list[str], pes: list[str] | None,
 
     from routecli.improve.model import load_model
     from routecli.improve.train import evaluate
+    from routecli.problems import gap
 
     models = [m for m in run.models if pes is None or m[0] in pes]
     if not models:
@@ -226,10 +227,10 @@ def compare_pe_rows(run: CompareRun, shifts: list[str], pes: list[str] | None,
                                    seed=run.test_seed, augment=run.augment,
                                    depots=depot_slots(run.problem, batch))
             costs = best.double().numpy()
-            gap = float((100.0 * (costs - ref) / ref).mean())
+            mean_gap = float(gap(costs, ref).mean())
             rows.append({"shift": shift, "pe": pe, "seed": seed, "obj": float(costs.mean()),
-                         "gap_pct": gap, "reference": float(ref.mean())})
-            log(f"{shift} {pe} seed {seed}: obj {costs.mean():.4f}, gap {gap:.2f}%")
+                         "gap_pct": mean_gap, "reference": float(ref.mean())})
+            log(f"{shift} {pe} seed {seed}: obj {costs.mean():.4f}, gap {mean_gap:.2f}%")
     return rows
 
 

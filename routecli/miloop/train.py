@@ -59,7 +59,7 @@ from routecli.miloop.model import (
 )
 from routecli.miloop.options import DISTRIBUTIONS, Distribution, Loss, PrecisionChoice
 from routecli.nn import fused
-from routecli.problems import Routes, Selection, Tour
+from routecli.problems import Routes, Selection, Tour, gap
 from routecli.train import checkpoint, distributed, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
 from routecli.train.stopping import StopReason, TrainingStop
@@ -426,7 +426,7 @@ class Trainer:
         result = decode((model or self.model).eval(),
                         {k: v.to(self.cfg.device) for k, v in data.items()}, "greedy",
                         precision=self.cfg.precision)
-        gaps = 100.0 * (result.cost.cpu() - reference) / reference.abs()  # KP costs: -values
+        gaps = gap(result.cost.cpu(), reference)  # KP costs: -values
         return {"val_gap": float(gaps.mean()), "val_cost": float(result.cost.mean()),
                 "val_seconds": time.perf_counter() - started}
 

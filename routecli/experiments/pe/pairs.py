@@ -47,7 +47,7 @@ from routecli.generate import batch_instances, load_batch, save_batch
 from routecli.improve.imitation import ImitationConfig, train_imitation
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
-from routecli.problems import cost
+from routecli.problems import cost, gap
 from routecli.results import ResultStore, read_csv
 
 ROW_FIELDS = ["pe", "seed", "obj", "gap_pct", "train_seconds", "eval_seconds", "parameters"]
@@ -116,7 +116,7 @@ def evaluate_row(protocol: Protocol, model: Model, pe: str, seed: int, test: dic
                        seed=protocol.test_seed, augment=protocol.augment, device=device)
     costs = to_host(best).astype(np.float64)
     row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
-           "gap_pct": float((100.0 * (costs - reference) / reference).mean()),
+           "gap_pct": float(gap(costs, reference).mean()),
            "train_seconds": round(train_seconds, 1),
            "eval_seconds": round(time.perf_counter() - started, 1),
            "parameters": sum(p.numel() for p in model.parameters())}
