@@ -312,9 +312,9 @@ def main(argv: list[str] | None = None) -> int:
         prepare(validation_protocol(make_protocol(args.problem, args.size, args.backbone,
                                                   "imitation"), args.val_size), args.validation)
     validation = Validation.load(args.validation)
-    store = ResultStore(args.out / "curve.csv", ("commit", "date", "command", *COLUMNS),
+    store = ResultStore(args.out / "curve.csv", COLUMNS,
                         key=("pe", "update"), provenance=Provenance.current())
-    final = ResultStore(args.out / "final.csv", ("commit", "date", "command", *FINAL_COLUMNS),
+    final = ResultStore(args.out / "final.csv", FINAL_COLUMNS,
                         key=("pe", "update", "eval_steps", "augment"),
                         provenance=Provenance.current())
     for pe in args.pe.split(","):

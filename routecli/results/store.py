@@ -18,10 +18,10 @@ dies, so a crashed run never leaves a stale claim: compare-pe's and the learning
 (PE, seed) pairs; ``routecli bench`` gives its folder one writer with the same lock
 (:func:`routecli.atomic.sole_writer`).
 
-Not a store: compare-pe's per-instance ``costs.csv``, whose rows carry
-no provenance of their own (their ``rows.csv`` row has it) and are appended by key
-(PE, seed, instance) with :func:`routecli.atomic.append_csv_rows` (:func:`read_csv` reads
-it without a torn last line).
+compare-pe's per-instance ``costs.csv`` is a store without provenance columns
+(``provenance=False``): its rows are keyed by (PE, seed, instance) and their ``rows.csv`` row
+holds where they come from. A table written once, not row by row (``solve --csv``, a run's
+reference costs, an analysis table) is :mod:`routecli.results.tables`.
 """
 
 from __future__ import annotations
@@ -69,18 +69,24 @@ class ResultStore:
 
     ``legacy`` lists the headers of earlier layouts of the file (subsets of the columns, e.g.
     before the provenance was recorded): such a file reads as it is, the absent columns empty,
-    and the first :meth:`add` rewrites it in the columns, atomically, saying so on stderr."""
+    and the first :meth:`add` rewrites it in the columns, atomically, saying so on stderr.
+
+    ``provenance``: the :class:`Provenance` its rows record (default: this run's, taken at the
+    first row), or ``False`` for a file of ``columns`` alone whose rows another store's row
+    vouches for."""
 
     def __init__(self, path: str | Path, columns: Iterable[str], key: Iterable[str],
-                 provenance: Provenance | None = None, legacy: Iterable[Iterable[str]] = ()):
+                 provenance: Provenance | bool | None = None,
+                 legacy: Iterable[Iterable[str]] = ()):
         self.path = Path(path)
-        self.columns = PROVENANCE + [c for c in dict.fromkeys(columns) if c not in PROVENANCE]
+        self.recorded = PROVENANCE if provenance is not False else []
+        self.columns = self.recorded + [c for c in dict.fromkeys(columns) if c not in PROVENANCE]
         self.key = list(key)
         self.legacy = [list(header) for header in legacy]
         named = [*self.key, *(c for header in self.legacy for c in header)]
         if unknown := [c for c in named if c not in self.columns]:
             raise ValueError(f"key or legacy columns {unknown} are not columns of {self.path}")
-        self.provenance = provenance
+        self.provenance = provenance if isinstance(provenance, Provenance) else None
         self.rows: list[dict[str, str]] = []
         self.reload()
 
@@ -128,15 +134,25 @@ class ResultStore:
 
     def add(self, **values: Any) -> dict[str, str]:
         """Append one row (provenance filled in from this run unless given)."""
-        provenance = self.provenance = self.provenance or Provenance.current()
-        record = {**asdict(provenance), **values}
-        if missing := [c for c in self.columns if c not in record]:
-            raise ValueError(f"row for {self.path} lacks {missing}")
+        return self.add_rows([values])[0]
+
+    def add_rows(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
+        """Append rows under one lock and one fsync (provenance as :meth:`add`)."""
+        if self.recorded:
+            self.provenance = self.provenance or Provenance.current()
+            made = asdict(self.provenance)
+        else:
+            made = {}
+        records = [{**made, **values} for values in rows]
+        for record in records:
+            if missing := [c for c in self.columns if c not in record]:
+                raise ValueError(f"row for {self.path} lacks {missing}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        append_csv_rows(self.path, self.columns, [{c: record[c] for c in self.columns}],
+        append_csv_rows(self.path, self.columns,
+                        [{c: record[c] for c in self.columns} for record in records],
                         migrate=self._migrate if self.legacy else None)
-        stored = {c: text(record[c]) for c in self.columns}
-        self.rows.append(stored)
+        stored = [{c: text(record[c]) for c in self.columns} for record in records]
+        self.rows.extend(stored)
         return stored
 
 

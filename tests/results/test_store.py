@@ -69,3 +69,16 @@ def test_rows_name_the_commit_the_process_started_from_not_a_later_one(monkeypat
 
     monkeypatch.setattr(provenance, "git_commit", lambda cwd=None: "a-later-commit")
     assert Provenance.current().commit == provenance.STARTED_FROM != "a-later-commit"
+
+
+def test_a_store_without_provenance_holds_its_columns_alone_and_appends_many_rows_at_once(
+        tmp_path):
+    path = tmp_path / "costs.csv"
+    store = ResultStore(path, ["pe", "seed", "instance", "cost"], ["pe", "seed", "instance"],
+                        provenance=False)
+    store.add_rows([{"pe": "ipe", "seed": 0, "instance": k, "cost": 1.5 + k} for k in range(3)])
+    assert path.read_text().splitlines()[0] == "pe,seed,instance,cost"
+    again = ResultStore(path, ["pe", "seed", "instance", "cost"], ["pe", "seed", "instance"],
+                        provenance=False)
+    assert again.done(pe="ipe", seed=0, instance=2) and len(again.rows) == 3
+
