@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
-from routecli.io.text import check_single_depot, dimension, node_table, parse
+from routecli.io.text import check_single_depot, dimension, node_table, parse, spec_type
 from routecli.io.tsplib import edge_weight_rule, instance_metric
 from routecli.problems import Metric, PDTSPInstance
 
@@ -50,7 +50,7 @@ PAIRS = "PICKUP_AND_DELIVERY_SECTION"
 def pdtsp_from_text(text: str, source: str, round_rule: str | None = None) -> PDTSPInstance:
     """A PDTSP from the text of a VRPLIB file with ``TYPE : PDTSP``."""
     spec, sections = parse(text, source, SPEC_KEYS, SECTION_KEYS)
-    kind = spec["TYPE"].value.split()[0].upper() if "TYPE" in spec and spec["TYPE"].value else ""
+    kind = spec_type(spec)
     if kind != "PDTSP":
         raise InstanceFormatError(f"{source}: TYPE {excerpt(kind)} is not PDTSP")
     n = dimension(spec, source)
@@ -97,20 +97,16 @@ def _layout(sections: dict, n: int, source: str) -> np.ndarray:
         if pickup and delivery:
             raise InstanceFormatError(f"{where} is both a delivery (of {pickup:g}) and a pickup "
                                       f"(for {delivery:g})")
-        if pickup:  # a delivery: its pickup must name it back
-            partner = int(pickup)
-            back = table[partner - 1, 1]
-            if back != node:
-                raise InstanceFormatError(
-                    f"{where}: delivery without its pickup: node {partner} "
-                    + (f"delivers to {back:g}" if back else "is not a pickup"))
-        else:
-            partner = int(delivery)
-            back = table[partner - 1, 0]
-            if back != node:
-                raise InstanceFormatError(
-                    f"{where}: pickup without its delivery: node {partner} "
-                    + (f"is the delivery of {back:g}" if back else "is not a delivery"))
+        # the partner must name this node back: a delivery's pickup, a pickup's delivery
+        named, back_column, role, other, names_back, missing = (
+            (pickup, 1, "delivery", "pickup", "delivers to", "is not a pickup") if pickup else
+            (delivery, 0, "pickup", "delivery", "is the delivery of", "is not a delivery"))
+        partner = int(named)
+        back = table[partner - 1, back_column]
+        if back != node:
+            raise InstanceFormatError(
+                f"{where}: {role} without its {other}: node {partner} "
+                + (f"{names_back} {back:g}" if back else missing))
     pickups = np.flatnonzero(table[:, 1] > 0)
     deliveries = table[pickups, 1].astype(np.int64) - 1
     return np.concatenate([[0], pickups, deliveries])

@@ -100,6 +100,12 @@ def header_value(text: str, key: str) -> str:
     return ""
 
 
+def spec_type(spec: dict[str, Spec], default: str = "") -> str:
+    """The first word of a parsed file's ``TYPE``, upper case (``default`` without one)."""
+    words = spec["TYPE"].value.split() if "TYPE" in spec else []
+    return words[0].upper() if words else default
+
+
 def declared_type(text: str) -> str:
     """The first word of the file's ``TYPE``, upper case (``""`` without one)."""
     words = header_value(text, "TYPE").split()
