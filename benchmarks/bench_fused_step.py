@@ -46,7 +46,8 @@ from routecli import generate
 from routecli.kernels.candidates import NodeGrid
 from routecli.miloop import fused_greedy
 from routecli.miloop.decode import decode
-from routecli.miloop.model import load_policy, native_bf16
+from routecli.miloop.model import load_policy
+from routecli.nn.device import native_bf16
 from routecli.problems import gap
 from routecli.results import Provenance
 from routecli.train.checkpoint import shipped

@@ -84,8 +84,9 @@ def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Criterio
     for key in ("rollouts", "remove", "images", "every", "string_remove"):
         if key in extra:
             extra[key] = int(extra[key])
-    if "bf16" in extra:
-        extra["bf16"] = extra["bf16"] == "1"
+    if extra.get("bf16") == "1":  # the spelling of committed runs: precision=bf16
+        extra["precision"] = "bf16"
+    extra.pop("bf16", None)
     for key in ("t_start", "t_end", "blink"):
         if key in extra:
             extra[key] = float(extra[key])
