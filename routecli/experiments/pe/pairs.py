@@ -72,7 +72,7 @@ def row_store(path: Path) -> ResultStore:
     """``rows.csv`` or ``untrained.csv``: one row per (PE, seed), with its provenance. A file
     written before the provenance was recorded (``ROW_FIELDS`` alone) reads as it is and is
     rewritten with the provenance columns (empty) at its next row."""
-    return ResultStore(path, ROW_FIELDS, ["pe", "seed"], legacy=[ROW_FIELDS])
+    return ResultStore(path, ROW_FIELDS, ["pe", "seed"])
 
 
 def cost_store(out: Path) -> ResultStore:
