@@ -23,6 +23,7 @@ from routecli.io.text import (
     check_single_depot,
     check_values,
     dimension,
+    first_row,
     magnitude_bound,
     node_table,
     parse,
@@ -159,13 +160,10 @@ def _check_fits(demands: tuple[np.ndarray, np.ndarray], capacity: float, section
                 source: str, first_id: int = 1) -> None:
     """No demand above the capacity (no route could serve it); file ids start at ``first_id``."""
     values, lines = demands
-    over = np.flatnonzero(values[:, 0] > capacity)
-    if over.size:
-        i = int(over[0])
-        node = i + first_id
+    if (i := first_row(values[:, 0] > capacity)) is not None:
         raise InstanceFormatError(
             f"{source}: line {lines[i]}: {section}: infeasible: demand {values[i, 0]:g} of "
-            f"node {node} exceeds capacity {capacity:g}")
+            f"node {i + first_id} exceeds capacity {capacity:g}")
 
 
 def _service_times(spec: dict[str, Spec], sections: dict[str, Section], n: int,
@@ -192,13 +190,10 @@ def _check_windows(windows: tuple[np.ndarray, np.ndarray], section: str, source:
                    first_id: int = 1) -> None:
     """Every window opens no later than it closes; file ids start at ``first_id``."""
     values, lines = windows
-    bad = np.flatnonzero(values[:, 0] > values[:, 1])
-    if bad.size:
-        i = int(bad[0])
-        node = i + first_id
+    if (i := first_row(values[:, 0] > values[:, 1])) is not None:
         raise InstanceFormatError(
-            f"{source}: line {lines[i]}: {section}: time window of node {node} opens after "
-            f"it closes ({values[i, 0]:g} > {values[i, 1]:g})")
+            f"{source}: line {lines[i]}: {section}: time window of node {i + first_id} opens "
+            f"after it closes ({values[i, 0]:g} > {values[i, 1]:g})")
 
 
 def solomon_from_text(text: str, source: str, round_rule: str | None = None) -> VRPTWInstance:

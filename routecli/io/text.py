@@ -264,6 +264,12 @@ def dimension(spec: dict[str, Spec], source: str) -> int:
     return n
 
 
+def first_row(mask: np.ndarray) -> int | None:
+    """The index of the first true entry of ``mask`` (the first offending row), if any."""
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
 def check_values(values: np.ndarray, row_lines: np.ndarray, section: str, columns: tuple[str, ...],
                  source: str, *, first_id: int = 1, nonnegative: bool = True,
                  positive: tuple[str, ...] = (), unit: str = "node") -> None:
