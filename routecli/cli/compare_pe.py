@@ -9,21 +9,14 @@ from typing import Annotated
 
 import typer
 
+from routecli.cli import choices
 from routecli.cli.common import Device, Threads, deprecated, err_console
 from routecli.cli.outputs import output_path
-from routecli.errors import OptionError
 from routecli.limits import MAX_INSTANCES, MAX_NODES
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 MAX_RUNS = 1000  # training runs (seeds) per encoding
-TABLE4 = "table4"  # the default set of encodings, and the one whose summary is summary.md
-
-
-def one_encoding(names: list[str]) -> str:
-    """The one encoding ``--versus`` names."""
-    if len(names) != 1:
-        raise OptionError(f"--versus must name one encoding, got {len(names)}")
-    return names[0]
+TABLE4 = choices.COMPARE_PE_DEFAULT
 
 
 def compare_pe(
@@ -74,57 +67,18 @@ def compare_pe(
     """Retrain one backbone once per positional encoding and seed under an identical budget,
     evaluate all on one fixed test set with an identical step budget, and print Obj./Gap per PE
     (mean ± sd over seeds), paired comparisons with IPE+XPE and the paper's values."""
-    import torch
-
     from routecli.cli.common import console
-    from routecli.experiments.pe.claims import report as report_claims
-    from routecli.experiments.pe.pairs import check_run_folder, finished, run, slug
-    from routecli.experiments.pe.paper import expand_pes
-    from routecli.experiments.pe.protocol import check_pe, check_room, make_protocol
-    from routecli.experiments.pe.summary import report
-    from routecli.resources import resolve_device
+    from routecli.experiments.pe.compare import compare
 
-    where = resolve_device(device)
-    runs = runs if seeds is None else seeds
-    images = images if augment is None else augment
     if pe.strip().lower() == "all":
         err_console.print("note: compare-pe --pe all is deprecated (it means table4 here, and "
                           "every registry encoding in probe); use --pe table4", markup=False)
         pe = TABLE4
-    torch.set_num_threads(threads)
-    protocol = make_protocol(problem, size, backbone, budget, test_size, images)
-    pes = expand_pes(pe, problem)
-    versus = None if versus is None else one_encoding(expand_pes(versus, problem))
-    for name in dict.fromkeys([*pes, *([versus] if versus else [])]):
-        check_pe(protocol, name)
-    check_room(protocol)
-    folder = out or Path("runs/compare-pe") / f"{problem}{size}-{backbone}-{budget.split(':')[0]}"
-    scale = f"routecli compare-pe --problem {problem} --size {size}"
-    rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
-            f"--images {images} --out {folder}")
-    stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"
-    shown = f"{scale} --pe {pe} {rest}"
-    if versus is not None:
-        stem = f"summary-{slug(pe)}-vs-{slug(versus)}"
-        shown += f" --versus {versus}"
-    check_run_folder(protocol, folder, [f"{stem}.md", f"{stem}.png", "claims.md"])
-    if summary_only and not (folder / "protocol.json").is_file():
-        raise OptionError(f"--summary-only: {folder} holds no compare-pe run")
-    if not summary_only:
-        run(protocol, pes, list(range(runs)), folder,
-            log=lambda line: console.print(line, markup=False), device=where)
-    done = {name for name, _ in finished(folder)}
-    if not done & set(pes):
-        raise OptionError(f"--out {folder} has no rows of {', '.join(pes)[:80]} yet")
-    if versus is not None:
-        if versus not in done:
-            raise OptionError(f"--versus {versus}: no rows in {folder}")
-        if versus not in pes:
-            pes.append(versus)
-    text = report(protocol, folder, pes, shown, stem, versus)
-    console.print(text, markup=False)
-    console.print(f"wrote {folder / (stem + '.md')} and {folder / (stem + '.png')}")
-    found = report_claims(protocol, folder, f"{scale} {rest} --summary-only")
-    if found:
-        console.print(found, markup=False)
-        console.print(f"wrote {folder / 'claims.md'}")
+    done = compare(problem, size, pe, runs if seeds is None else seeds, budget, backbone, out,
+                   test_size, images if augment is None else augment, threads, device,
+                   summary_only, versus, log=lambda line: console.print(line, markup=False))
+    console.print(done.summary, markup=False)
+    console.print(f"wrote {done.summary_files[0]} and {done.summary_files[1]}")
+    if done.claims:
+        console.print(done.claims, markup=False)
+        console.print(f"wrote {done.claims_file}")

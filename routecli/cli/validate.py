@@ -10,7 +10,6 @@ from typing import Any
 import typer
 
 from routecli.cli.common import ROUND_HELP, Bks, console, fmt_cost, fmt_gap
-from routecli.results import strict_json
 
 
 def validate(
@@ -29,6 +28,8 @@ def validate(
     gap to the best-known value. Exit code 0 feasible, 1 infeasible, 2 unreadable input."""
     report = check_solution(instance_file, solution_file, bks, rounding)
     if json_line:
+        from routecli.results import strict_json
+
         print(strict_json.dumps(report), flush=True)
     else:
         print_report(report)

@@ -46,7 +46,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +54,10 @@ import numpy as np
 import torch
 
 from routecli import generate
+from routecli.errors import OptionError
 from routecli.generate import batch_instances
 from routecli.nds.features import node_features, removable, solution_batch
-from routecli.nds.options import REWARDS, Problem, Reward
+from routecli.nds.options import BF16_ON_CPU, REWARDS, Problem, Reward
 from routecli.nds.policy import (
     KIND,
     NDSConfig,
@@ -69,11 +70,12 @@ from routecli.nds.policy import (
 )
 from routecli.nds.removal import LearnedRemoval
 from routecli.nn.device import generator as seeded_generator
-from routecli.nn.device import gpu_autocast, to_host
+from routecli.nn.device import mixed_precision, to_host
 from routecli.pe.batch import RouteBatch
+from routecli.pe.registry import PE_REGISTRY, canonical_pe
 from routecli.problems import CVRPInstance, PCVRPInstance, VRPTWInstance
 from routecli.problems.geometry import augment8
-from routecli.resources import require_memory
+from routecli.resources import require_memory, resolve_device
 from routecli.search.asa import (
     ASAConfig,
     initial_solution,
@@ -144,26 +146,28 @@ class NDSTrainConfig:
     seed: int = 0
     embed_dim: int = 128
     num_layers: int = 2
-    device: str = "cpu"  # the policy's, resolved (cpu, cuda, cuda:N); the search engine
-    # always runs on the CPU
+    device: str = "cpu"  # the policy's (auto, cpu, cuda, cuda:N; resolved by the trainer); the
+    # search engine always runs on the CPU
 
     def __post_init__(self) -> None:
-        """Settings that contradict each other, each as one ``ValueError``: an episode must
-        train (burn-in below its length), a rollout must leave customers in place, and every
-        count be positive."""
-        if self.warmup >= self.episode:
-            raise ValueError(f"--burn-in {self.warmup} leaves no step of an --episode of "
-                             f"{self.episode} iterations to train; make it smaller")
-        if self.remove >= self.size:
-            raise ValueError(f"--remove {self.remove} removes every customer of --size "
-                             f"{self.size}; make it smaller")
+        """Settings that cannot train, each one :class:`OptionError`: an unknown encoding, an
+        episode without a trained step (burn-in not below its length), a rollout removing
+        every customer, a count below 1."""
+        if self.pe is not None and canonical_pe(self.pe) not in PE_REGISTRY:
+            raise OptionError(f"--pe: choose one of {', '.join(PE_REGISTRY)}, not {self.pe!r}")
         counts = {"--size": self.size, "--steps": self.steps, "--batch": self.batch,
                   "--rollouts": self.rollouts, "--remove": self.remove,
-                  "--val-every": self.val_every, "--val-instances": self.val_instances,
-                  "--val-iterations": self.val_iterations}
+                  "--episode": self.episode, "--val-every": self.val_every,
+                  "--val-instances": self.val_instances, "--val-iterations": self.val_iterations}
         for flag, value in counts.items():
             if value < 1:
-                raise ValueError(f"{flag} must be at least 1, got {value}")
+                raise OptionError(f"{flag} must be at least 1, got {value}")
+        if self.warmup >= self.episode:
+            raise OptionError(f"--burn-in {self.warmup} leaves no step of an --episode of "
+                              f"{self.episode} iterations to train; make it smaller")
+        if self.remove >= self.size:
+            raise OptionError(f"--remove {self.remove} removes every customer of --size "
+                              f"{self.size}; make it smaller")
 
     def model_config(self) -> NDSConfig:
         return NDSConfig(problem=self.problem, pe=self.pe or default_pe(self.problem),
@@ -328,6 +332,7 @@ class NDSTrainer:
                        f"rollouts on {nodes:,} nodes")
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
+        cfg = replace(cfg, device=resolve_device(cfg.device))
         self.cfg = cfg
         self.rank, self.world = distributed.setup(cfg.device)
         self.quiet = quiet or self.rank != 0
@@ -404,7 +409,7 @@ class NDSTrainer:
         samples the policy's rollouts (on the policy's device)."""
         cfg = self.cfg
         device = cfg.device
-        autocast = gpu_autocast(device)
+        autocast = mixed_precision(device, bf16_on_cpu=BF16_ON_CPU)
         learn = t >= cfg.warmup
         feats, batch, allowed = ep.inputs(rng)
         allowed_counts = to_host(allowed.sum(1))  # [B]
