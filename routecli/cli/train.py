@@ -9,7 +9,7 @@ import typer
 
 from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
 from routecli.errors import OptionError
-from routecli.miloop.options import MIXED_PROBLEMS, Distribution, Loss, PrecisionChoice
+from routecli.miloop.options import MIXED_PROBLEMS, Distribution, Loss, PrecisionChoice, Targets
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 from routecli.stop import MAX_SECONDS, MaxRuntime
 
@@ -149,6 +149,11 @@ def train(
         min=1, metavar="N", help="Labelled instances per size in a supervised stage.")] = 1000,
     label_jobs: Annotated[int, typer.Option(
         min=1, metavar="N", help="Processes labelling a pool.")] = 1,
+    targets: Annotated[Targets, typer.Option(
+        metavar="NAME", help="Teacher forcing towards the label's action (label) or towards "
+        "every action as good as it (equivalent: any end of a route the label has not started "
+        "where it starts a route, either neighbour where a tour leaves its start), in "
+        "imitation and supervised stages.")] = "label",
     distribution: Annotated[Distribution, typer.Option(
         metavar="NAME", help="Training instances: uniform (the papers') or mixed (TSP, CVRP: "
         "integer grids, clustered or not, normalised as files are read; CVRP depots, demand "
@@ -219,6 +224,6 @@ def train(
                       activation_gb=activation_gb,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
                       device=resolve_device(device), layers=layers, fusion=fusion, gated=gated,
-                      memory=memory)
+                      memory=memory, targets=targets)
     trainer = Trainer(cfg, resume=resume)
     report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)

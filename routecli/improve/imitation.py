@@ -115,7 +115,6 @@ def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
         kept["recent"] = []
     for step in range(cfg.trajectory):
         costs = move_costs(env)
-        allowed = torch.isfinite(costs)
         flat = costs.flatten(1)
         target = flat.argmin(1)  # [B]
         ties = as_good_as_best(flat)  # [B, M]
@@ -129,12 +128,35 @@ def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
                 state["recent"] = torch.where(removed, env.removals.argmax(-1), -1).to(torch.int8)
             for key, value in state.items():
                 kept[key].append(value[keep].clone())
-        uniform = torch.rand(flat.shape, generator=generator)
-        random_move = uniform.masked_fill(~allowed.flatten(1), -1.0).argmax(1)
-        explore = torch.rand(data.size, generator=generator) < cfg.epsilon
-        env.step(unflatten_move(torch.where(explore, random_move, target), costs.shape[-1]))
+        env.step(teacher_move(costs, target, cfg.epsilon, generator))
     return {"batch": {k: torch.as_tensor(v) for k, v in batch.items()},
             **{key: torch.cat(value) for key, value in kept.items()}}
+
+
+def teacher_move(costs: Tensor, best: Tensor, epsilon: float,
+                 generator: torch.Generator) -> Tensor:
+    """The epsilon-greedy teacher's move ``[B, 3]``: the best flattened move ``best`` ``[B]``,
+    or with probability ``epsilon`` a uniformly random allowed one (finite ``costs``)."""
+    flat = costs.flatten(1)
+    uniform = torch.rand(flat.shape, generator=generator, device=flat.device)
+    random_move = uniform.masked_fill(~torch.isfinite(flat), -1.0).argmax(1)
+    explore = torch.rand(flat.shape[0], generator=generator, device=flat.device) < epsilon
+    return unflatten_move(torch.where(explore, random_move, best), costs.shape[-1])
+
+
+@torch.no_grad()
+def teacher_evaluate(data: Instances, steps: int, epsilon: float, seed: int,
+                     kind: str = "pairwise") -> Tensor:
+    """Best costs ``[B]`` of the epsilon-greedy teacher (``epsilon`` 0: best improvement, 1: a
+    uniformly random allowed move per step) run for ``steps`` moves from the same seeded random
+    tours as :func:`routecli.improve.train.evaluate`: the teacher and random rows of a
+    comparison table."""
+    generator = seeded_generator(data.coords.device, seed)
+    env = Env(data, initial_orders(data, generator), kind=kind, window=data.slots - 1)
+    for _ in range(steps):
+        costs = move_costs(env)
+        env.step(teacher_move(costs, costs.flatten(1).argmin(1), epsilon, generator))
+    return env.best
 
 
 def labelled_states(problem: str, size: int, cfg: ImitationConfig, seed: int,

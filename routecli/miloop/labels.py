@@ -107,6 +107,37 @@ def label_sequences(problem: str, solutions: list[Tour | Routes],
     return torch.as_tensor(out)
 
 
+def equivalent_actions(problem: str, labels: torch.Tensor, nodes: int) -> torch.Tensor | None:
+    """The actions as good as the label's ``[B, T, nodes]`` (node ids) for sequences ``labels``
+    ``[B, T]`` of :func:`label_sequences`, or ``None`` where only the label's action is.
+
+    A label's route order and direction are drawn at random, so where it starts a route
+    (CVRP: a customer after the depot) any end of a route it has not yet started is as good;
+    where a TSP tour leaves its start, either neighbour is. Elsewhere the set is the label's
+    action alone. Teacher forcing towards the set (``-log P(set)``) leaves out the entropy of
+    the arbitrary order, which no policy can learn.
+    """
+    if problem not in ("cvrp", "tsp"):
+        return None
+    batch, steps = labels.shape
+    out = torch.zeros(batch, steps, nodes, dtype=torch.bool, device=labels.device)
+    out.scatter_(2, labels[:, :, None], True)
+    if problem == "tsp":
+        out[:, 1].scatter_(1, labels[:, -1:], True)
+        return out
+    padded = torch.nn.functional.pad(labels, (1, 1))  # depot before the first and after the last
+    customer = labels != 0
+    starts = customer & (padded[:, :-2] == 0)  # [B, T]
+    ends = customer & (padded[:, 2:] == 0)
+    for b in range(batch):
+        first = starts[b].nonzero()[:, 0]  # [R] positions of route starts, in order
+        last = ends[b].nonzero()[:, 0]
+        for r, t in enumerate(first.tolist()):
+            out[b, t, labels[b, first[r:]]] = True
+            out[b, t, labels[b, last[r:]]] = True
+    return out
+
+
 @dataclass
 class LabelPool:
     """Labelled instances of one size, in memory (see the module docstring)."""
