@@ -44,6 +44,10 @@ def compare_pe(
         "--out", "-o", metavar="FOLDER",
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
+    capacity: Annotated[float | None, typer.Option(
+        metavar="Q", help="CVRP, VRPTW: vehicle capacity of every generated instance (default: "
+        "the PE paper's Appendix F rule, 30 up to 20 customers; a lower one gives more "
+        "routes).")] = None,
     test_size: Annotated[int, typer.Option(metavar="N", help="Fixed test instances.")] = 128,
     images: Annotated[int, typer.Option(
         min=1, max=8, metavar="N", help="Symmetric images per test instance, 1..8.")] = 1,
@@ -79,7 +83,7 @@ def compare_pe(
                           "every registry encoding in probe); use --pe table4", markup=False)
         pe = TABLE4
     torch.set_num_threads(threads)
-    protocol = make_protocol(problem, size, backbone, budget, test_size, images)
+    protocol = make_protocol(problem, size, backbone, budget, test_size, images, capacity)
     pes = expand_pes(pe, problem)
     if runs < 1:
         raise typer.BadParameter("must be >= 1", param_hint="--runs")
@@ -89,7 +93,8 @@ def compare_pe(
             log=lambda line: console.print(line, markup=False), device=where)
     if not (folder / "rows.csv").is_file():
         raise typer.BadParameter(f"{folder} has no rows yet", param_hint="--out")
-    scale = f"routecli compare-pe --problem {problem} --size {size}"
+    scale = f"routecli compare-pe --problem {problem} --size {size}" + (
+        "" if capacity is None else f" --capacity {capacity:g}")
     rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
             f"--images {images} --out {folder}")
     stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"

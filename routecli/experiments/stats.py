@@ -183,10 +183,3 @@ def ceiling(gaps: np.ndarray, tolerance: float = 0.01, min_gap: float = 1.0,
     values = np.asarray(gaps, float)
     return Ceiling(float(values.mean()), float((values < tolerance).mean()), min_gap,
                    max_at_reference)
-
-
-def fmt_p(p: float) -> str:
-    """A p-value for a table: ``-`` when untested, ``<0.001`` below it."""
-    if math.isnan(p):
-        return "-"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
