@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from routecli.errors import OptionError
-from routecli.experiments.pe.paper import ours
+from routecli.experiments.pe.paper import ours, printed
 from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import DACT, DACTConfig, load_model, to_checkpoint
 from routecli.improve.n2s import N2S, N2SConfig, load_n2s, n2s_checkpoint
@@ -142,7 +142,7 @@ def same_protocol(stored: dict[str, Any], protocol: Protocol) -> bool:
 
 def versus_pe(protocol: Protocol) -> str:
     """The PE every other one is compared with: the problem's IPE+XPE (N2S: HA-N2S's)."""
-    return ours(protocol.problem)[1] if protocol.backbone == "dact" else "ipe_xpe"
+    return ours(protocol.problem)[1] if protocol.backbone == "dact" else printed("ipe_xpe")
 
 
 Model = DACT | N2S

@@ -20,7 +20,7 @@ import numpy as np
 
 from routecli.atomic import atomic_write_text
 from routecli.experiments.pe.pairs import baseline_store, row_store
-from routecli.experiments.pe.paper import paper_reference, paper_value
+from routecli.experiments.pe.paper import IPE_FAMILY, paper_reference, paper_value
 from routecli.experiments.pe.protocol import Protocol, versus_pe
 from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import parse_pe
@@ -59,12 +59,18 @@ def spread(values: np.ndarray) -> float:
 
 
 def title(pe: str) -> str:
-    """The encoding's table name; options other than the XPE aggregate follow as ``k=v``."""
+    """The encoding's table name: the paper's IPE formula as the paper names it, routecli's
+    integer-harmonic IPE marked; other options than the XPE aggregate follow as ``k=v``."""
     key, options = parse_pe(pe)
     base = "N2S CPE" if pe == "n2s" else PE_REGISTRY[key].title
     aggregate = options.pop("xpe_aggregate", None)
+    integer_ipe = key in IPE_FAMILY and "schedule" not in options
+    if key in IPE_FAMILY and options.get("schedule") == "geometric" and "amplitude" not in options:
+        del options["schedule"]  # the paper's printed formula reads as the paper's name
     if aggregate:
         base = f"{base.split(' (')[0]}, per-route XPE: {aggregate}"
+    if integer_ipe:
+        base += " [routecli's integer-harmonic IPE]"
     if options:
         base += " [" + ", ".join(f"{k}={v}" for k, v in options.items()) + "]"
     return base

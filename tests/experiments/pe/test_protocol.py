@@ -51,9 +51,10 @@ def test_protocols_are_checked_and_name_the_pe_every_other_is_compared_with():
             make_protocol(*args, "smoke")
     with pytest.raises(OptionError, match="test-size"):
         make_protocol("cvrp", 20, "dact", "smoke", test_size=0)
-    assert versus_pe(make_protocol("cvrp", 20, "dact", "smoke")) == "ipe_inv_xpe"
-    assert versus_pe(make_protocol("vrptw", 20, "dact", "smoke")) == "ipe_xpe"
-    assert versus_pe(make_protocol("pdtsp", 21, "n2s", "smoke")) == "ipe_xpe"
+    # the paper's IPE+XPE, with the formula it printed
+    assert versus_pe(make_protocol("cvrp", 20, "dact", "smoke")) == "ipe_inv_xpe:schedule=geometric"
+    assert versus_pe(make_protocol("vrptw", 20, "dact", "smoke")) == "ipe_xpe:schedule=geometric"
+    assert versus_pe(make_protocol("pdtsp", 21, "n2s", "smoke")) == "ipe_xpe:schedule=geometric"
 
 
 def test_a_seed_builds_the_same_backbone_and_a_saved_one_loads(tmp_path):
