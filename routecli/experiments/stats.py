@@ -183,3 +183,10 @@ def ceiling(gaps: np.ndarray, tolerance: float = 0.01, min_gap: float = 1.0,
     values = np.asarray(gaps, float)
     return Ceiling(float(values.mean()), float((values < tolerance).mean()), min_gap,
                    max_at_reference)
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for a table (``-``: not tested)."""
+    if p is None or math.isnan(p):
+        return "-"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"

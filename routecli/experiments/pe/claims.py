@@ -28,7 +28,8 @@ from routecli.experiments import stats
 from routecli.experiments.pe.pairs import baseline_store, row_store
 from routecli.experiments.pe.paper import paper_gap_at, paper_pairs
 from routecli.experiments.pe.protocol import Protocol
-from routecli.experiments.pe.summary import Summary, fmt, fmt_p, instance_gaps, summarize
+from routecli.experiments.pe.summary import Summary, fmt, instance_gaps, summarize
+from routecli.experiments.stats import fmt_p
 
 Verdict = Literal["holds", "reversed", "not separated", "pending"]
 CORRECTION: stats.Correction = "holm"

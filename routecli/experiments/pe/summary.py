@@ -22,6 +22,7 @@ from routecli.atomic import atomic_write_text
 from routecli.experiments.pe.pairs import baseline_store, row_store
 from routecli.experiments.pe.paper import IPE_FAMILY, paper_reference, paper_value
 from routecli.experiments.pe.protocol import Protocol, versus_pe
+from routecli.experiments.stats import fmt_p
 from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import parse_pe
 from routecli.pe.registry import PE_REGISTRY
@@ -147,13 +148,6 @@ def summarize(protocol: Protocol, out: Path, pes: list[str] | None = None,
 def fmt(value: float | None, digits: int = 2, suffix: str = "") -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) \
         else f"{value:.{digits}f}{suffix}"
-
-
-def fmt_p(p: float | None) -> str:
-    """A p-value for a table (``-``: not tested)."""
-    if p is None or math.isnan(p):
-        return "-"
-    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
 
 
 def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray,
