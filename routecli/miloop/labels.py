@@ -160,6 +160,11 @@ class LabelPool:
         return {k: v.to(device) for k, v in data.items()}, labels.to(device)
 
 
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The generator seed of chunk ``chunk`` of a label store of instance seed ``seed``."""
+    return int(np.random.SeedSequence([seed, chunk]).generate_state(1)[0] >> 1)
+
+
 LABEL_CHUNK = 200  # instances per file of a LabelStore
 LABEL_SEED = 0  # the stores' instances; validation (987654) and evaluation (2026) sets differ
 
@@ -192,8 +197,8 @@ class LabelStore:
         return self.folder / f"chunk-{chunk:05d}.npz"
 
     def chunk_instances(self, chunk: int) -> dict[str, np.ndarray]:
-        seed = int(np.random.SeedSequence([self.seed, chunk]).generate_state(1)[0] >> 1)
-        return training_batch(self.problem, self.distribution, self.size, self.chunk, seed)
+        return training_batch(self.problem, self.distribution, self.size, self.chunk,
+                              chunk_seed(self.seed, chunk))
 
     def chunks(self) -> list[int]:
         """The chunks labelled so far, in order."""
