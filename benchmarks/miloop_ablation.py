@@ -6,13 +6,12 @@
 Trains every variant of :data:`routecli.experiments.ablation.VARIANTS` from scratch with each
 seed (run folders under ``--runs``, resumed from their ``last.pt``), on the same TSP instance
 stream for the same number of updates (``--steps``; or, with ``--steps 0``, the CPU budget of
-``--cpu-minutes`` spent by each variant's first seed), decodes the fixed test sets greedily and appends one row per
-test instance to ``OUT/rows.csv`` (commit, command and protocol recorded). A rerun skips what
-is done. Then writes ``OUT/summary.md`` (Table 5's layout, mean ± sd over seeds, the
-difference from the full model with its 95% interval, Holm-corrected p and verdict, the
-paper's values beside) and
-``OUT/curves.png`` (validation gap against CPU-minutes, one line per run). ``--summary-only``
-only writes the summary of the rows there.
+``--cpu-minutes`` spent by each variant's first seed), decodes the fixed test sets greedily
+and appends one row per test instance to ``OUT/rows.csv`` (commit, command and protocol
+recorded). A rerun skips what is done. Then writes ``OUT/summary.md`` (Table 5's layout, mean
+± sd over seeds, the difference from the full model with its 95% interval, Holm-corrected p
+and verdict, the paper's values beside) and ``OUT/curves.png`` (validation gap against
+CPU-minutes, one line per run). ``--summary-only`` only writes the summary of the rows there.
 """
 
 from __future__ import annotations
