@@ -10,9 +10,9 @@ losses over test instances (:func:`routecli.experiments.pe.summary.summarize`).
 The verdict: *holds* when the corrected test names the paper's better encoding, *reversed* when
 it names the other, *not separated* otherwise, including every pair with fewer than
 :data:`~routecli.experiments.stats.MIN_SEEDS` seeds a side and every folder whose protocol is at
-a ceiling (the best-improvement teacher of ``baselines.csv`` within 1% of the references, or
-at them on half of the instances, or no teacher row at all: nothing shows the protocol could
-tell encodings apart); *pending* with one seed.
+a ceiling (the imitation labeller of ``baselines.csv`` or the best encoding within 1% of the
+references or at them on half of the instances, or no labeller row at all: nothing shows the
+protocol could tell encodings apart); *pending* with one seed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from routecli.experiments import stats
 from routecli.experiments.pe.pairs import baseline_store, row_store
 from routecli.experiments.pe.paper import paper_gap_at, paper_pairs
 from routecli.experiments.pe.protocol import Protocol
-from routecli.experiments.pe.summary import Summary, fmt, instance_gaps, summarize
+from routecli.experiments.pe.summary import Summary, fmt, instance_gaps, summarize, title
 from routecli.experiments.stats import fmt_p
 
 Verdict = Literal["holds", "reversed", "not separated", "pending"]
@@ -47,7 +47,7 @@ class Claim:
     paper_better: float
     paper_worse: float
     test: stats.Comparison
-    room: stats.Ceiling | None  # the teacher's distance from the references
+    room: Room | None  # how far the labeller and the best encoding are from the references
 
     @property
     def difference(self) -> float:
@@ -65,13 +65,30 @@ class Claim:
         return "reversed" if self.test.verdict == "b" else "not separated"
 
 
-def teacher_room(out: Path) -> stats.Ceiling | None:
-    """The best-improvement teacher's :class:`~routecli.experiments.stats.Ceiling` in ``out``
-    (``None`` without a teacher row)."""
-    row = baseline_store(out).get(row="teacher")
-    if row is None:
+@dataclass(frozen=True)
+class Room:
+    """Whether a folder's protocol leaves room to separate encodings: the imitation labeller
+    (``epsilon-teacher`` of ``baselines.csv``) and the best encoding (per-instance gaps averaged
+    over its seeds) must both stay measurably above the references."""
+
+    labeller: stats.Ceiling
+    best: stats.Ceiling
+    best_pe: str
+
+    @property
+    def separates(self) -> bool:
+        return self.labeller.separates and self.best.separates
+
+
+def room(out: Path, gaps: dict[str, dict[int, np.ndarray]]) -> Room | None:
+    """The :class:`Room` of ``out`` (``None`` without a labeller row or encoding rows)."""
+    row = baseline_store(out).get(row="epsilon-teacher")
+    if row is None or not gaps:
         return None
-    return stats.Ceiling(float(row["gap_pct"]), float(row["at_reference"]))
+    means = {pe: np.mean(list(seeds.values()), axis=0) for pe, seeds in gaps.items()}
+    best = min(means, key=lambda pe: float(means[pe].mean()))
+    return Room(stats.Ceiling(float(row["gap_pct"]), float(row["at_reference"])),
+                stats.ceiling(means[best]), best)
 
 
 def claims(protocol: Protocol, out: Path) -> list[Claim]:
@@ -94,8 +111,8 @@ def claims(protocol: Protocol, out: Path) -> list[Claim]:
     gaps = instance_gaps(out)
     tests = stats.compare({pe: np.stack(list(seeds.values())) for pe, seeds in gaps.items()},
                           [(a, b) for _, a, b, _, _ in oriented], CORRECTION)
-    room = teacher_room(out)
-    return [Claim(tables, paper_a[0], ours[a][a], ours[a][b], paper_a[1], paper_b[1], test, room)
+    space = room(out, gaps)
+    return [Claim(tables, paper_a[0], ours[a][a], ours[a][b], paper_a[1], paper_b[1], test, space)
             for (tables, a, b, paper_a, paper_b), test in zip(oriented, tests, strict=True)]
 
 
@@ -115,17 +132,19 @@ def markdown(protocol: Protocol, found: list[Claim], command: str) -> str:
             f"{ours(c.better)} vs {ours(w)}% | {t.effect:+.2f} [{t.ci_low:+.2f}, "
             f"{t.ci_high:+.2f}] | {tested} | {fmt_p(t.p)} | {fmt_p(t.p_adjusted)} | "
             f"{c.verdict} |")
-    room = found[0].room if found else None
-    if room is None:
-        ceiling = ("No teacher row (baselines.csv): nothing shows this protocol can separate "
+    space = found[0].room if found else None
+    if space is None:
+        ceiling = ("No labeller row (baselines.csv): nothing shows this protocol can separate "
                    "encodings, so no pair gets a verdict.")
     else:
-        ceiling = (f"Best-improvement teacher: gap {room.gap:.2f}%, {room.at_reference:.0%} of "
-                   f"the test instances at the reference: "
-                   + ("room to separate encodings." if room.separates else
-                      f"a ceiling (a verdict needs a teacher gap >= {room.min_gap:g}% and fewer "
-                      f"than {room.max_at_reference:.0%} of the instances at the reference), "
-                      "so no pair gets a verdict."))
+        lab, best = space.labeller, space.best
+        ceiling = (f"The imitation labeller: gap {lab.gap:.2f}%, {lab.at_reference:.0%} of the "
+                   f"test instances at the reference; the best encoding ({title(space.best_pe)})"
+                   f": {best.gap:.2f}%, {best.at_reference:.0%} at it: "
+                   + ("room to separate encodings." if space.separates else
+                      f"a ceiling (a verdict needs both at a gap of at least {lab.min_gap:g}% "
+                      f"with fewer than {lab.max_at_reference:.0%} of the instances at the "
+                      "reference), so no pair gets a verdict."))
     return (f"The PE paper's findings, pair by pair, on {protocol.problem.upper()}-"
             f"{protocol.size} ({protocol.backbone.upper()} backbone, budget {protocol.budget}). "
             f"Gaps: mean ± sd (seeds); difference: worse minus better, in points, with its 95% "

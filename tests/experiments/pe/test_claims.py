@@ -11,7 +11,7 @@ from .conftest import comparison_folder
 FULL, IPE = "ipe_inv_xpe:schedule=geometric", "ipe_inv:schedule=geometric"
 INDEX = "ipe_inv_index:schedule=geometric"
 
-ROOM = (3.0, 0.1)  # a teacher 3% above the references, 10% of the instances at them
+ROOM = (3.0, 0.1)  # a labeller 3% above the references, 10% of the instances at them
 FIVE = [0.0, 0.1, -0.1, 0.05, -0.05]
 
 
@@ -19,8 +19,13 @@ def seeds(mean: float, spread: list[float] = FIVE) -> list[float]:
     return [mean + d for d in spread]
 
 
+def lifted(gaps: dict[str, list[float]], by: float = 2.0) -> dict[str, list[float]]:
+    """``gaps`` a constant higher, so that the best encoding is not at the references."""
+    return {pe: [g + by for g in values] for pe, values in gaps.items()}
+
+
 def test_each_claim_is_oriented_by_the_paper_and_judged_by_the_corrected_test(tmp_path):
-    comparison_folder(tmp_path, {
+    comparison_folder(tmp_path, lifted({
         FULL: seeds(1.0),
         "ipe_inv_xpe": seeds(0.2),  # routecli's harmonic IPE+XPE: an extra row, no claim
         "nope": seeds(8.0),  # the paper's order, far beyond seed noise: holds
@@ -29,7 +34,7 @@ def test_each_claim_is_oriented_by_the_paper_and_judged_by_the_corrected_test(tm
         "rope": [0.5],  # one seed: pending
         "rpe": [8.0, 8.1, 7.9],  # far apart but three seeds: not separated
         IPE: seeds(3.0), INDEX: seeds(1.1),  # Table 10's own pair
-    }, instances=6, teacher=ROOM)
+    }), instances=6, teacher=ROOM)
     protocol = make_protocol("cvrp", 10, "dact", "smoke", test_size=6)
     found = {(c.better.pe, c.worse.pe): c for c in claims(protocol, tmp_path)}
     assert found[(FULL, "nope")].verdict == "holds"
@@ -56,8 +61,8 @@ def test_each_claim_is_oriented_by_the_paper_and_judged_by_the_corrected_test(tm
     assert "room to separate encodings" in text
 
 
-def test_no_verdict_at_a_ceiling_or_without_a_teacher_row(tmp_path):
-    gaps = {FULL: seeds(1.0), "nope": seeds(8.0)}
+def test_no_verdict_at_a_ceiling_or_without_a_labeller_row(tmp_path):
+    gaps = lifted({FULL: seeds(1.0), "nope": seeds(8.0)})
     protocol = make_protocol("cvrp", 10, "dact", "smoke", test_size=6)
     for folder, teacher in (("ceiling", (0.1, 0.95)), ("none", None)):
         (tmp_path / folder).mkdir()
@@ -65,7 +70,13 @@ def test_no_verdict_at_a_ceiling_or_without_a_teacher_row(tmp_path):
         (claim,) = claims(protocol, tmp_path / folder)
         assert claim.test.verdict == "a" and claim.verdict == "not separated"
     assert "a ceiling" in report(protocol, tmp_path / "ceiling", "cmd")
-    assert "No teacher row" in report(protocol, tmp_path / "none", "cmd")
+    assert "No labeller row" in report(protocol, tmp_path / "none", "cmd")
+    (tmp_path / "best").mkdir()  # the labeller has room, the best encoding is at the optimum
+    comparison_folder(tmp_path / "best", {FULL: seeds(0.0, [0.0] * 5), "nope": seeds(8.0)},
+                      instances=6, teacher=ROOM)
+    (claim,) = claims(protocol, tmp_path / "best")
+    assert claim.room is not None and not claim.room.best.separates
+    assert claim.verdict == "not separated"
 
 
 def test_table6_compares_at_the_nearest_paper_size(tmp_path):
