@@ -16,6 +16,7 @@ from routecli.limits import MAX_INSTANCES, MAX_NODES
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 MAX_RUNS = 1000  # training runs (seeds) per encoding
+MAX_CAPACITY = 1e9  # the largest number an instance file may hold (routecli.io.text)
 TABLE4 = choices.COMPARE_PE_DEFAULT
 
 
@@ -49,6 +50,10 @@ def compare_pe(
         "--out", "-o", metavar="FOLDER", parser=output_path,
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
+    capacity: Annotated[float | None, typer.Option(
+        min=1.0, max=MAX_CAPACITY, metavar="Q", help="CVRP, VRPTW: vehicle capacity of every "
+        "generated instance (default: the PE paper's Appendix F rule, 30 up to 20 customers; a "
+        "lower one gives more routes).")] = None,
     test_size: Annotated[int, typer.Option(min=1, max=MAX_INSTANCES, metavar="N",
                                            help="Fixed test instances.")] = 128,
     images: Annotated[int, typer.Option(
@@ -76,7 +81,8 @@ def compare_pe(
         pe = TABLE4
     done = compare(problem, size, pe, runs if seeds is None else seeds, budget, backbone, out,
                    test_size, images if augment is None else augment, threads, device,
-                   summary_only, versus, log=lambda line: console.print(line, markup=False))
+                   summary_only, versus, log=lambda line: console.print(line, markup=False),
+                   capacity=capacity)
     console.print(done.summary, markup=False)
     console.print(f"wrote {done.summary_files[0]} and {done.summary_files[1]}")
     if done.claims:

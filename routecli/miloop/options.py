@@ -30,6 +30,10 @@ MAX_STARTS = 100_000  # starts or samples of one instance
 # --curriculum text and the one-stage options alike.
 STAGE_RANGES = {"size": (2, MAX_NODES), "steps": (1, MAX_STEPS), "batch": (1, MAX_BATCH),
                 "rollouts": (1, MAX_ROLLOUTS)}
+# teacher forcing towards the label's action, or towards every action as good as it (a route
+# start of a randomly ordered label, either direction out of a tour's start)
+Targets = Literal["label", "equivalent"]
+TARGETS: tuple[Targets, ...] = get_args(Targets)
 # The training curriculum of each problem unless one is given (size:steps:batch:rollouts)
 DEFAULT_CURRICULUM = {
     "tsp": "20:600:8:20,50:400:4:25,100:100000:2:25",

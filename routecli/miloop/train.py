@@ -47,7 +47,13 @@ import torch
 from routecli import generate
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.errors import OptionError
-from routecli.miloop.labels import LabelPool, LabelStore, label_sequences, training_batch
+from routecli.miloop.labels import (
+    LabelPool,
+    LabelStore,
+    equivalent_actions,
+    label_sequences,
+    training_batch,
+)
 from routecli.miloop.model import (
     KIND,
     MiLoop,
@@ -62,8 +68,10 @@ from routecli.miloop.options import (
     DISTRIBUTIONS,
     MIXED_PROBLEMS,
     STAGE_RANGES,
+    TARGETS,
     Distribution,
     Loss,
+    Targets,
 )
 from routecli.nn import fused
 from routecli.nn.device import resolve_precision
@@ -223,6 +231,7 @@ class TrainConfig:
     gated: bool = True
     memory: bool = True
     kp_capacities: tuple[float, ...] = (25.0,)  # KP training capacity, one per step in turn
+    targets: Targets = "label"  # teacher forcing towards the label's action or all as good
 
     def __post_init__(self) -> None:
         """Refuse combinations no run can train (named by their command-line flags)."""
@@ -232,6 +241,8 @@ class TrainConfig:
         if not self.kp_capacities or not all(c > 0 for c in self.kp_capacities):
             raise OptionError(f"--kp-capacity: expected positive numbers, got "
                               f"{self.kp_capacities}")
+        if self.targets not in TARGETS:
+            raise OptionError(f"--targets: choose {', '.join(TARGETS)}, not {self.targets!r}")
         if self.distribution == "mixed" and self.problem not in MIXED_PROBLEMS:
             raise OptionError(f"--distribution: mixed applies to {', '.join(MIXED_PROBLEMS)}")
         if self.problem == "kp" and any(stage.supervised for stage in self.curriculum):
@@ -456,7 +467,8 @@ class Trainer:
             pool = self.pool(size)
             data, labels = pool.sample(rng.choice(len(pool), stage.batch), rng, cfg.device)
             start = int(rng.integers(label_decisions(cfg.problem, labels)))  # first trained one
-            result = run(label_env(cfg.problem, data, labels), replay=labels, grad_from=start)
+            result = run(label_env(cfg.problem, data, labels), replay=labels, grad_from=start,
+                         replay_sets=self.target_sets(data, labels))
             loss = -result.log_prob.sum() / result.decisions.sum().clamp_min(1)
             log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
         elif stage.imitation:
@@ -465,8 +477,9 @@ class Trainer:
                                 cfg.distribution)
             raw = {k: v.cpu().numpy() for k, v in data.items()}
             labels = reference_actions(cfg.problem, raw, cfg.label_time_limit, generator)
-            env = label_env(cfg.problem, data, labels.to(cfg.device))
-            result = run(env, replay=labels.to(cfg.device))
+            labels = labels.to(cfg.device)
+            env = label_env(cfg.problem, data, labels)
+            result = run(env, replay=labels, replay_sets=self.target_sets(data, labels))
             decisions = labels.shape[1] - (not isinstance(env, KPEnv))  # routing: + start node
             loss = -result.log_prob.mean() / decisions
             log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
@@ -494,6 +507,14 @@ class Trainer:
                 "best_cost": float(cost.min(1).values.mean()),
                 "pair_acc": pair_accuracy(log_prob.detach(), cost) if k > 1 else float("nan"),
                 "grad_norm": float(grad_norm), "size": size}
+
+    def target_sets(self, data: dict[str, torch.Tensor], labels: torch.Tensor
+                    ) -> torch.Tensor | None:
+        """The actions a teacher-forced step counts as right (``targets``): the label's alone,
+        or every action as good as it (:func:`routecli.miloop.labels.equivalent_actions`)."""
+        if self.cfg.targets == "label":
+            return None
+        return equivalent_actions(self.cfg.problem, labels, data["locs"].shape[1])
 
     def pool(self, size: int) -> LabelPool:
         """The labels of ``size``: every instance of its :class:`LabelStore`, at least

@@ -181,3 +181,36 @@ def test_learning_rate_warms_up_linearly_then_decays(tmp_path):
     assert rates[7] == pytest.approx(1e-3) and rates[8] == pytest.approx(1e-4)
     plain = Trainer(tiny_config(tmp_path / "plain", decay_at=1.0), progress=False)
     assert plain.learning_rate() == pytest.approx(1e-3)  # no warm-up: the paper's recipe
+
+
+def test_replay_sets_count_the_probability_of_every_equivalent_action():
+    """With ``replay_sets`` a teacher-forced decision adds log P(set): more than the label's own
+    log-probability where the set is larger, the same where it is the label alone."""
+    import numpy as np
+
+    from routecli.envs import CVRPEnv
+    from routecli.miloop.labels import equivalent_actions, label_sequences
+    from routecli.problems import Routes
+
+    torch.manual_seed(0)
+    model = MiLoop(MiLoopConfig(problem="cvrp", dim=32, ff_dim=64, layers=1)).eval()
+    locs = torch.rand(1, 7, 2)
+    demand = torch.tensor([[0, 2, 2, 2, 2, 2, 2]])
+    capacity = torch.tensor([6.0])
+    seq = label_sequences("cvrp", [Routes([[1, 2, 3], [4, 5], [6]])], np.random.default_rng(2))
+
+    def replay(sets):
+        steps = []
+        rollout(model, CVRPEnv(locs, demand, capacity), replay=seq, replay_sets=sets,
+                trace=lambda t, obs, log_p, choice, memory: steps.append(log_p[0]))
+        return rollout(model, CVRPEnv(locs, demand, capacity), replay=seq,
+                       replay_sets=sets).log_prob, steps
+
+    sets = equivalent_actions("cvrp", seq, 7)
+    plain, log_ps = replay(None)
+    relaxed, _ = replay(sets)
+    assert relaxed.item() > plain.item()
+    single = sets.clone()
+    single[:] = False
+    single.scatter_(2, seq[:, :, None], True)
+    assert torch.allclose(replay(single)[0], plain)

@@ -12,7 +12,10 @@ by PE, seed and instance; the row holds their provenance): a rerun with the same
 skips the finished pairs, and a row torn by a kill is dropped. Trained weights stay in
 ``models/``, the labelled states of offline imitation (``--budget imitation``) in
 ``labels/`` (deterministic: regenerated when missing). ``untrained.csv``, a store like
-``rows.csv``, holds the control: the reference PE's policy before training. Processes on
+``rows.csv``, holds the control: the reference PE's policy before training; ``baselines.csv``
+the rows that show whether the protocol can separate encodings at all (a random move per
+step, best improvement, the imitation labeller; their costs in ``costs.csv`` as PE
+``baseline:<row>``). Processes on
 one machine share a folder (one core each), each taking the pairs no other one holds: a
 :func:`routecli.atomic.claim` per pair (``models/<pe>-s<seed>.lock``, ``untrained.lock``),
 which the kernel releases when its holder dies.
@@ -40,11 +43,13 @@ from routecli.experiments.pe.protocol import (
     Protocol,
     build,
     load,
+    same_protocol,
     save_model,
     versus_pe,
 )
 from routecli.generate import batch_instances, load_batch, save_batch
-from routecli.improve.imitation import ImitationConfig, train_imitation
+from routecli.improve.env import make_instances
+from routecli.improve.imitation import ImitationConfig, teacher_evaluate, train_imitation
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
 from routecli.plots.figure import drawn_by_routecli
@@ -130,8 +135,7 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
     out.mkdir(parents=True, exist_ok=True)
     stored = out / "protocol.json"
     if stored.is_file():
-        previous = json.loads(stored.read_text())
-        if previous != asdict(protocol):
+        if not same_protocol(json.loads(stored.read_text()), protocol):
             raise OptionError(f"{out} holds a run of another protocol ({stored}); use another "
                               "--out or the same options")
     else:
@@ -141,7 +145,7 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
         _, test = load_batch(test_path)
     else:
         test = generate_instances(protocol.problem, protocol.size, protocol.test_size,
-                                  protocol.test_seed)
+                                  protocol.test_seed, protocol.capacity)
         save_batch(test_path, protocol.problem, test)
     ref_path = out / "reference.csv"
     if ref_path.is_file():
@@ -189,6 +193,59 @@ def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.
     log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
 
 
+BASELINE_FIELDS = ["row", "epsilon", "obj", "gap_pct", "at_reference", "eval_seconds"]
+AT_REFERENCE_PCT = 0.01  # a gap below this (%) counts as at the reference
+BASELINE_EPSILONS = {"random": 1.0, "teacher": 0.0}  # + epsilon-teacher: the labeller's
+
+
+def baseline_store(out: Path) -> ResultStore:
+    """``baselines.csv``: the rows beside the encodings that say whether the protocol can
+    separate them (:func:`evaluate_baselines`)."""
+    return ResultStore(out / "baselines.csv", BASELINE_FIELDS, ["row"])
+
+
+def baseline_epsilons(protocol: Protocol) -> dict[str, float]:
+    """The baseline rows: a uniformly random allowed move per step, best improvement, and the
+    imitation labeller (best improvement with a random move at its rate epsilon)."""
+    schedule = protocol.schedule
+    labeller = schedule.epsilon if isinstance(schedule, ImitationConfig) else \
+        ImitationConfig().epsilon
+    return {**BASELINE_EPSILONS, "epsilon-teacher": labeller}
+
+
+def evaluate_baselines(protocol: Protocol, out: Path, test: dict, reference: np.ndarray,
+                       log: Callable[[str], None] = print, device: Device = "cpu") -> None:
+    """Improve the test set from the comparison's seeded random tours with the protocol's step
+    budget by each baseline of :func:`baseline_epsilons` (the backbone's move kind, every
+    allowed move measured); per-instance costs go to ``costs.csv`` as PE ``baseline:<row>``,
+    seed 0, the row to ``baselines.csv``."""
+    store = baseline_store(out)
+    data = make_instances(protocol.problem, test, device=device)
+    kind = "pair" if protocol.backbone == "n2s" else "pairwise"
+    for name, epsilon in baseline_epsilons(protocol).items():
+        if store.done(row=name):
+            continue
+        started = time.perf_counter()
+        costs = to_host(teacher_evaluate(data, protocol.eval_steps, epsilon,
+                                         protocol.test_seed, kind)).astype(np.float64)
+        gaps = 100.0 * (costs - reference) / reference
+        append_costs(out, f"baseline:{name}", 0, costs)
+        store.add(row=name, epsilon=epsilon, obj=float(costs.mean()), gap_pct=float(gaps.mean()),
+                  at_reference=float((gaps < AT_REFERENCE_PCT).mean()),
+                  eval_seconds=round(time.perf_counter() - started, 1))
+        log(f"baseline {name}: gap {gaps.mean():.2f}%, "
+            f"{(gaps < AT_REFERENCE_PCT).mean():.0%} of the instances at the reference")
+
+
+def append_costs(out: Path, pe: str, seed: int, costs: np.ndarray) -> None:
+    """Per-instance ``costs`` of (``pe``, ``seed``) into ``costs.csv``, those not there yet (a
+    run killed before its row may have written some)."""
+    store = cost_store(out)
+    stored = {r["instance"] for r in store.rows if (r["pe"], r["seed"]) == (pe, str(seed))}
+    store.add_rows([{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
+                    for k, c in enumerate(costs) if str(k) not in stored])
+
+
 def finished(out: Path) -> set[tuple[str, int]]:
     return {(r["pe"], int(r["seed"])) for r in row_store(out / "rows.csv").rows}
 
@@ -203,6 +260,9 @@ def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
     with claim(out / "untrained.lock") as mine:
         if mine:
             evaluate_untrained(protocol, out, test, reference, log, device)
+    with claim(out / "baselines.lock") as mine:
+        if mine:
+            evaluate_baselines(protocol, out, test, reference, log, device)
     for seed in seeds:
         for pe in pes:
             model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
@@ -227,10 +287,10 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path
         if isinstance(schedule, ImitationConfig):
             train_imitation(model, protocol.problem, protocol.size, schedule, seed,
                             cache=out / "labels" / f"s{seed}.pt", log=history.append,
-                            device=device)
+                            device=device, capacity=protocol.capacity)
         else:
             train(model, protocol.problem, protocol.size, schedule, seed,
-                  log=history.append, device=device)
+                  log=history.append, device=device, capacity=protocol.capacity)
         train_seconds = time.perf_counter() - started
         meta = {"pe": pe, "seed": seed, "train_seconds": train_seconds,
                 "protocol": asdict(protocol)}
@@ -238,10 +298,7 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path
         atomic_write_text(model_path.with_suffix(".json"),
                           json.dumps({**meta, "history": history}, indent=1))
     costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds, device)
-    store = cost_store(out)
-    stored = {r["instance"] for r in store.rows if (r["pe"], r["seed"]) == (pe, str(seed))}
-    store.add_rows([{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
-                    for k, c in enumerate(costs) if str(k) not in stored])
+    append_costs(out, pe, seed, costs)
     row_store(out / "rows.csv").add(**row)
     log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
         f"(train {train_seconds:.0f} s, eval {row['eval_seconds']:.0f} s)")
