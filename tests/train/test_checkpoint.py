@@ -43,11 +43,13 @@ def test_a_flipped_byte_in_the_weights_is_refused(tmp_path):
         load_policy(path)
 
 
-@pytest.mark.parametrize("content", [b"", b"not a checkpoint", b"PK\x03\x04truncated"])
+# short text (the unpickler meets it with a KeyError or an IndexError) and stray pickles too
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint", b"PK\x03\x04truncated", b"hello\n",
+                                     b"a", b"\x80\x02}q\x00.", b"\x80\x04K\x01."])
 def test_unreadable_files_are_one_line_errors(tmp_path, content):
     path = tmp_path / "bad.pt"
     path.write_bytes(content)
-    with pytest.raises(CheckpointError, match="not a readable routecli checkpoint"):
+    with pytest.raises(CheckpointError, match="not a (readable )?routecli checkpoint"):
         load(path)
 
 
@@ -173,14 +175,6 @@ def test_a_format_1_file_loads_with_its_tensor_digest_checked(tmp_path):
     torch.save(data, tmp_path / "old.pt")
     with pytest.raises(CheckpointError, match="weights do not match"):
         load_policy(tmp_path / "old.pt")
-
-
-@pytest.mark.parametrize("content", [b"hello\n", b"a", b"\x80\x02}q\x00.", b"\x80\x04K\x01."])
-def test_short_text_and_stray_pickles_are_one_line_errors(tmp_path, content):
-    path = tmp_path / "junk.pt"
-    path.write_bytes(content)
-    with pytest.raises(CheckpointError, match="not a (readable )?routecli checkpoint"):
-        load(path)
 
 
 def test_a_folder_is_named_a_folder(tmp_path):
