@@ -516,7 +516,8 @@ def _geo_text(rng: np.random.Generator, n: int, bad: str | None) -> str:
     lon = rng.integers(-179, 180, n) + rng.integers(0, 60, n) / 100
     if bad is not None:
         k = int(rng.integers(n))
-        value = float(pick(rng, [1000.0, -5000.0, 90.59, -180.59, 361.0]))
+        limit = GEO_LAT if bad == "latitude" else GEO_LON  # just past it: 30 minutes more
+        value = float(pick(rng, [1000.0, -5000.0, limit + 0.3, -limit - 0.3, 361.0]))
         if bad == "latitude":
             lat[k] = value
         else:
