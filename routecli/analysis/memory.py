@@ -83,8 +83,8 @@ def memory_dynamics(model: MiLoop, batch: dict[str, Tensor], label: str) -> Memo
     num, nodes = locs.shape[:2]
     # each step's pairwise tensors (attention and bias of every node pair, float32, with
     # their temporaries) dominate: about 64 bytes per pair and instance
-    require_memory(64 * num * (nodes + 1) ** 2, f"greedy rollouts of {num:,} instances of "
-                   f"{nodes:,} nodes")
+    require_memory(64 * num * (nodes + 1) ** 2, f"greedy rollouts of {num:,} instance"
+                   f"{'s' * (num != 1)} of {nodes:,} nodes")
     rows = torch.arange(num)
     start = torch.zeros(num, dtype=torch.long)
     env = make_env(problem, batch, rows, locs, start if problem == "tsp" else None)

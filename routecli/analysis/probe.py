@@ -183,7 +183,8 @@ def check_room(num: int, nodes: int, pairs_per_solution: int, dim: int, num_head
     (a bias encoding holds ``[chunk, heads, N, N]``)."""
     pairs = 2 * num * pairs_per_solution * 160
     encoding = 8 * min(chunk, num) * nodes * max(num_heads * nodes, dim)
-    require_memory(pairs + encoding, f"probing {num:,} solutions of {nodes:,} nodes "
+    require_memory(pairs + encoding, f"probing {num:,} solution{'s' * (num != 1)} of "
+                   f"{nodes:,} nodes "
                    f"({pairs_per_solution:,} pairs each, width {dim})")
 
 
