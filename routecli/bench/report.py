@@ -84,7 +84,9 @@ def compare_label(rows: list[BenchRow], compare: list[BenchRow]) -> str:
 
 
 def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = None,
-             command: str | None = None) -> str:
+             command: str | None = None, extra: str = "") -> str:
+    """The report: mean gap by size bucket per problem, then ``extra`` (a protocol's
+    section), then every row."""
     lines = [REPORT_MARK, f"# {title}", ""]
     if command:
         lines += ["Reproduce with:", "", f"    {command}", ""]
@@ -105,6 +107,8 @@ def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = 
         lines.append("| mean time (s) | " + " | ".join(_seconds(s.mean_seconds) for s in summaries)
                      + " | |")
         lines.append("")
+    if extra:
+        lines += [extra, ""]
     total = sum(r.seconds for r in rows)
     lines += [f"Instances: {len(rows)}; solved (feasible): {sum(r.feasible for r in rows)}; "
               f"total solve time: {total:.1f} s.", "", "## Per instance", "",
@@ -156,10 +160,11 @@ def _size_axis(ax: Any, sizes: list[int]) -> None:
 
 
 def write_report(rows: list[BenchRow], out: Path, title: str,
-                 compare: list[BenchRow] | None = None, command: str | None = None) -> Path:
+                 compare: list[BenchRow] | None = None, command: str | None = None,
+                 extra: str = "") -> Path:
     """Write ``out/report.md`` and ``out/gap_vs_size.png``; returns the markdown path."""
     report = out / REPORT_FILE
-    atomic_write_text(report, markdown(rows, title, compare, command))
+    atomic_write_text(report, markdown(rows, title, compare, command, extra))
     if any(r.feasible and r.gap_pct is not None for r in rows):
         plot_gaps(rows, out / PLOT_FILE, title, compare)
     return report

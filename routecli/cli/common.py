@@ -29,6 +29,14 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 THREADS_HELP = ("Torch CPU threads, 1 to the core count (models without torch use one); more "
                 "pay off only on cores no other job is using.")
 JOBS_HELP = "Parallel worker processes."
+EXECUTOR_HELP = ("Where the tasks run: inline (this process), pool (local worker processes) or "
+                 "dask (Dask distributed: a LocalCluster here, or the scheduler --scheduler "
+                 "names); default: pool, or dask with --scheduler. Rows are written here as "
+                 "tasks finish, so any run resumes.")
+WORKERS_HELP = ("Worker processes of pool and of dask's LocalCluster, one task and one thread "
+                "each (default: one per core; 1 runs in this process).")
+SCHEDULER_HELP = ("Address of a running Dask scheduler (tcp://HOST:8786), e.g. one that "
+                  "dask-jobqueue started on Slurm or PBS; its workers run the tasks.")
 BKS_HELP = (f"Best-known value to compute the gap against: {BKS_RULE} (default: a published "
             ".sol/.opt.tour beside the instance, then the packaged registry).")
 ROUND_HELP = ("Distance rule: file (the file's own), "
@@ -73,6 +81,12 @@ NoImprovementLimit = Annotated[int | None, typer.Option(
     "--no-improvement", metavar="N",
     help="Stop after N iterations without a better solution (hgs, sisr, nds, dact).")]
 Rounding = Annotated[str, typer.Option("--round", metavar="RULE", help=ROUND_HELP)]
+ExecutorName = Annotated[str | None, typer.Option("--executor", metavar="NAME",
+                                                  help=EXECUTOR_HELP)]
+Workers = Annotated[int | None, typer.Option("--workers", "--jobs", "-j", min=1, metavar="N",
+                                             help=WORKERS_HELP)]
+Scheduler = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS",
+                                               help=SCHEDULER_HELP)]
 
 console = Console(highlight=False, soft_wrap=True)
 # emoji=False: input echoed in a message (e.g. ':smile:') must print as written

@@ -128,14 +128,38 @@ class ResultStore:
 
     def add(self, **values: Any) -> dict[str, str]:
         """Append one row (provenance filled in from this run unless given)."""
+        stored = self._append(values, once=False)
+        assert stored is not None
+        return stored
+
+    def add_new(self, **values: Any) -> dict[str, str] | None:
+        """:meth:`add` unless a row of the same key is stored, checked under the file's lock
+        (another process may have stored it since this one read the file): then nothing is
+        written, the rows are read again, and None is returned."""
+        return self._append(values, once=True)
+
+    def _append(self, values: dict[str, Any], once: bool) -> dict[str, str] | None:
         provenance = self.provenance = self.provenance or Provenance.current()
         record = {**asdict(provenance), **values}
         if missing := [c for c in self.columns if c not in record]:
             raise ValueError(f"row for {self.path} lacks {missing}")
+        stored = {c: text(record[c]) for c in self.columns}
+        want = self._key_of(stored)
+        skipped = False
+
+        def present(content: str) -> bool:
+            nonlocal skipped
+            header, rows = _parse(self.path, content)
+            skipped = any(self._key_of(r) == want for r in self._rows(header, rows))
+            return skipped
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         append_csv_rows(self.path, self.columns, [{c: record[c] for c in self.columns}],
-                        migrate=self._migrate if self.legacy else None)
-        stored = {c: text(record[c]) for c in self.columns}
+                        migrate=self._migrate if self.legacy else None,
+                        unless=present if once else None)
+        if skipped:
+            self.reload()
+            return None
         self.rows.append(stored)
         return stored
 
