@@ -6,7 +6,9 @@
 Trains every variant of :data:`routecli.experiments.ablation.VARIANTS` from scratch with each
 seed (run folders under ``--runs``, resumed from their ``last.pt``), on the same TSP instance
 stream and the same CPU budget, decodes the fixed test sets greedily and appends one row per
-test instance to ``OUT/rows.csv`` (commit, command and protocol recorded). A rerun skips what
+test instance to ``OUT/rows.csv`` (commit, command and protocol recorded). Each (variant,
+seed) is a task (``--executor``, ``--workers``, ``--scheduler``: in this process by default,
+a local pool, or Dask); rows are written by this process as tasks finish. A rerun skips what
 is done. Then writes ``OUT/summary.md`` (Table 5's layout, mean ± sd over seeds, the
 difference from the full model ± its standard error, the paper's values beside) and
 ``OUT/curves.png`` (validation gap against CPU-minutes, one line per run). ``--summary-only``
@@ -35,6 +37,7 @@ from routecli.experiments.ablation import (
     summarize,
 )
 from routecli.results import Provenance, ResultLog, ResultRow, git_commit
+from routecli.tasks import add_executor_options, executor_of
 
 EXTRA = ["train_steps", "train_cpu_seconds"]  # the rows' columns beyond the result row's
 
@@ -86,6 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--test-num", type=int, default=128, help="test instances per size")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--jobs", type=int, default=1, help="processes for PyVRP references")
+    add_executor_options(parser, workers=1)  # (variant, seed) runs at once
     parser.add_argument("--no-compile", action="store_true", help="run the policy eagerly")
     parser.add_argument("--runs", type=Path, default=Path("runs/miloop-ablation"),
                         help="run folders (weights, optimizer, log)")
@@ -104,7 +108,8 @@ def main(argv: list[str] | None = None) -> None:
             is_done, record = store(args.out / "rows.csv", protocol)
             run_study(names, list(range(args.seeds)), protocol, args.runs, args.out / "logs",
                       is_done, record, threads=args.threads, compile=not args.no_compile,
-                      jobs=args.jobs, log=lambda line: print(line, flush=True))
+                      jobs=args.jobs, log=lambda line: print(line, flush=True),
+                      executor=executor_of(args))
     except (RoutecliError, ValueError) as err:
         raise SystemExit(f"error: {err}") from None
     except KeyboardInterrupt:

@@ -22,6 +22,7 @@ from routecli.limits import BKS_RULE
 from routecli.limits import check_bks as check_bks  # the commands' --bks check
 from routecli.resources import DEVICE_HELP, SEED_HELP, check_seed, check_threads, resolve_device
 from routecli.stop import DEFAULT_SECONDS, MAX_SECONDS
+from routecli.tasks import EXECUTOR_HELP, SCHEDULER_HELP, WORKERS_HELP
 
 # -h as well as --help, in every command (click hands these settings down to subcommands).
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -29,14 +30,6 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 THREADS_HELP = ("Torch CPU threads, 1 to the core count (models without torch use one); more "
                 "pay off only on cores no other job is using.")
 JOBS_HELP = "Parallel worker processes."
-EXECUTOR_HELP = ("Where the tasks run: inline (this process), pool (local worker processes) or "
-                 "dask (Dask distributed: a LocalCluster here, or the scheduler --scheduler "
-                 "names); default: pool, or dask with --scheduler. Rows are written here as "
-                 "tasks finish, so any run resumes.")
-WORKERS_HELP = ("Worker processes of pool and of dask's LocalCluster, one task and one thread "
-                "each (default: one per core; 1 runs in this process).")
-SCHEDULER_HELP = ("Address of a running Dask scheduler (tcp://HOST:8786), e.g. one that "
-                  "dask-jobqueue started on Slurm or PBS; its workers run the tasks.")
 BKS_HELP = (f"Best-known value to compute the gap against: {BKS_RULE} (default: a published "
             ".sol/.opt.tour beside the instance, then the packaged registry).")
 ROUND_HELP = ("Distance rule: file (the file's own), "

@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from routecli.cli.common import Device, Threads, deprecated, err_console
+from routecli.cli.common import (
+    Device,
+    ExecutorName,
+    Scheduler,
+    Threads,
+    deprecated,
+    err_console,
+)
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 TABLE4 = "table4"  # the default set of encodings, and the one whose summary is summary.md
@@ -51,6 +58,12 @@ def compare_pe(
         "--augment", hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
+    executor: ExecutorName = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, metavar="N",
+        help="Worker processes of pool and of dask's LocalCluster, one (PE, seed) pair and one "
+             "thread each (default 1: this process, with --threads).")] = 1,
+    scheduler: Scheduler = None,
     summary_only: Annotated[bool, typer.Option(
         help="Print the table of the rows already in --out, train nothing.")] = False,
     versus: Annotated[str | None, typer.Option(
@@ -70,6 +83,7 @@ def compare_pe(
     from routecli.experiments.pe.protocol import make_protocol
     from routecli.experiments.pe.summary import report
     from routecli.resources import resolve_device
+    from routecli.tasks import make_executor
 
     where = resolve_device(device)
     runs = runs if seeds is None else seeds
@@ -86,7 +100,8 @@ def compare_pe(
     folder = out or Path("runs/compare-pe") / f"{problem}{size}-{backbone}-{budget.split(':')[0]}"
     if not summary_only:
         run(protocol, pes, list(range(runs)), folder,
-            log=lambda line: console.print(line, markup=False), device=where)
+            log=lambda line: console.print(line, markup=False), device=where,
+            executor=make_executor(executor, workers, scheduler))
     if not (folder / "rows.csv").is_file():
         raise typer.BadParameter(f"{folder} has no rows yet", param_hint="--out")
     scale = f"routecli compare-pe --problem {problem} --size {size}"

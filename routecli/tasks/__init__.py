@@ -17,16 +17,22 @@ routecli's.
 """
 
 from routecli.tasks.executors import (
+    EXECUTOR_HELP,
     EXECUTORS,
+    SCHEDULER_HELP,
+    WORKERS_HELP,
     Dask,
     Executor,
     ExecutorLost,
     Inline,
     Pool,
+    add_executor_options,
+    executor_of,
     make_executor,
 )
 from routecli.tasks.run import TasksFailed, run_tasks
 from routecli.tasks.task import Outcome, Task, task_key
 
-__all__ = ["EXECUTORS", "Dask", "Executor", "ExecutorLost", "Inline", "Outcome", "Pool", "Task",
-           "TasksFailed", "make_executor", "run_tasks", "task_key"]
+__all__ = ["EXECUTORS", "EXECUTOR_HELP", "SCHEDULER_HELP", "WORKERS_HELP", "Dask", "Executor",
+           "ExecutorLost", "Inline", "Outcome", "Pool", "Task", "TasksFailed",
+           "add_executor_options", "executor_of", "make_executor", "run_tasks", "task_key"]

@@ -14,6 +14,7 @@ pool, a scheduler gone) raises :class:`ExecutorLost`.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -29,6 +30,14 @@ from routecli.resources import cores
 from routecli.tasks.task import Outcome, Task
 
 EXECUTORS = ("inline", "pool", "dask")
+EXECUTOR_HELP = ("Where the tasks run: inline (this process), pool (local worker processes) or "
+                 "dask (Dask distributed: a LocalCluster here, or the scheduler --scheduler "
+                 "names); default: pool, or dask with --scheduler. Rows are written here as "
+                 "tasks finish, so any run resumes.")
+WORKERS_HELP = ("Worker processes of pool and of dask's LocalCluster, one task and one thread "
+                "each (default: one per core; 1 runs in this process).")
+SCHEDULER_HELP = ("Address of a running Dask scheduler (tcp://HOST:8786), e.g. one that "
+                  "dask-jobqueue started on Slurm or PBS; its workers run the tasks.")
 RETRIES = 2  # Dask reruns a task that raised this many more times before reporting it
 CONNECT_SECONDS = 30  # how long to wait for a scheduler named by address
 SINGLE_THREAD = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -184,6 +193,18 @@ class Dask:
         finally:
             for future in futures:
                 future.release()
+
+
+def add_executor_options(parser: argparse.ArgumentParser, workers: int | None = None) -> None:
+    """``--executor``, ``--workers`` (default ``workers``: one per core) and ``--scheduler``
+    for a script's ``argparse`` parser (:func:`executor_of` reads them)."""
+    parser.add_argument("--executor", choices=EXECUTORS, default=None, help=EXECUTOR_HELP)
+    parser.add_argument("--workers", type=int, default=workers, metavar="N", help=WORKERS_HELP)
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS", help=SCHEDULER_HELP)
+
+
+def executor_of(args: argparse.Namespace) -> Executor:
+    return make_executor(args.executor, args.workers, args.scheduler)
 
 
 def make_executor(name: str | None = None, workers: int | None = None,
