@@ -111,10 +111,12 @@ def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = 
         lines += [extra, ""]
     total = sum(r.seconds for r in rows)
     lines += [f"Instances: {len(rows)}; solved (feasible): {sum(r.feasible for r in rows)}; "
-              f"total solve time: {total:.1f} s.", "", "## Per instance", "",
-              "| instance | n | cost | BKS | gap | time (s) | feasible |", "|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: (r.problem, r.n, r.instance)):
-        lines.append(f"| {r.instance} | {r.n} | {r.cost:g} | "
+              f"total solve time: {total:.1f} s.", "", "## Per instance", ""]
+    seeds = len({r.seed for r in rows}) > 1  # a column of its own only when runs differ in it
+    lines += ["| instance | " + ("seed | " if seeds else "") + "n | cost | BKS | gap | time (s) | "
+              "feasible |", "|---|---|---|---|---|---|---|" + ("---|" if seeds else "")]
+    for r in sorted(rows, key=lambda r: (r.problem, r.n, r.instance, r.seed)):
+        lines.append(f"| {r.instance} | " + (f"{r.seed} | " if seeds else "") + f"{r.n} | {r.cost:g} | "
                      f"{'-' if r.reference is None else f'{r.reference:g}'} | {_gap(r.gap_pct)} | "
                      f"{r.seconds:.2f} | {'yes' if r.feasible else 'NO: ' + r.problems} |")
     return "\n".join(lines) + "\n"
