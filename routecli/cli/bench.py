@@ -31,6 +31,8 @@ def bench(
                                "write."),
     executor: ExecutorName = None,
     workers: Workers = None,
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, hidden=True,
+                                    help="--workers, as bench spelled it before."),
     scheduler: Scheduler = None,
     runs: int | None = typer.Option(None, "--runs", min=1, metavar="N", help="Runs per "
                                     "instance, with seeds SEED..SEED+N-1 (default 1; "
@@ -41,8 +43,8 @@ def bench(
                                         "clients times --time-scale, 10 seeds, round distances; "
                                         "the report adds gaps over seeds, the primal integral "
                                         "and the CPU's measured speed)."),
-    time_scale: float = typer.Option(1.0, "--time-scale", metavar="F", help="--protocol: "
-                                     "multiply its time limits by F (fit your CPU or budget)."),
+    time_scale: float = typer.Option(1.0, "--time-scale", metavar="FACTOR", help="--protocol: "
+                                     "multiply its time limits by FACTOR (fit your CPU or budget)."),
     data_root: Path | None = typer.Option(None, "--data-root", metavar="FOLDER",
                                           help="Folder holding tsplib/ and cvrplib/ (default: "
                                           "$ROUTECLI_DATA or ../shared/benchdata)."),
@@ -74,7 +76,9 @@ def bench(
     preset = named_protocol(protocol, time_scale) if protocol is not None else None
     if preset is None and time_scale != 1.0:
         raise OptionError("--time-scale scales a --protocol's time limits; add --protocol")
-    engine = make_executor(executor, workers, scheduler)
+    if jobs is not None and workers is not None and jobs != workers:
+        raise OptionError(f"--jobs {jobs} and --workers {workers} name the same count: give one")
+    engine = make_executor(executor, workers or jobs, scheduler)
     other = read_rows_for(compare) if compare is not None else None
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[last]}"))

@@ -76,8 +76,7 @@ NoImprovementLimit = Annotated[int | None, typer.Option(
 Rounding = Annotated[str, typer.Option("--round", metavar="RULE", help=ROUND_HELP)]
 ExecutorName = Annotated[str | None, typer.Option("--executor", metavar="NAME",
                                                   help=EXECUTOR_HELP)]
-Workers = Annotated[int | None, typer.Option("--workers", "--jobs", "-j", min=1, metavar="N",
-                                             help=WORKERS_HELP)]
+Workers = Annotated[int | None, typer.Option("--workers", min=1, metavar="N", help=WORKERS_HELP)]
 Scheduler = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS",
                                                help=SCHEDULER_HELP)]
 

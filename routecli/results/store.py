@@ -10,13 +10,15 @@ ran, its settings and the instance (its :func:`~routecli.problems.fingerprint.fi
 or file), each appended under an exclusive
 file lock and fsync-ed with the git commit, the UTC date and the command line
 (:class:`Provenance`). A rerun skips the keys already there, so a run killed at any point
-resumes without losing or repeating a row (a row torn by the kill is dropped). A file of an
-earlier layout that a store names (``legacy``) reads as it is and is rewritten in the store's
-columns, atomically, at its next row. Long work that several processes share (one per core)
-is divided with :func:`routecli.atomic.claim`, a lock the kernel releases when its holder
-dies, so a crashed run never leaves a stale claim: compare-pe's and the learning curves'
-(PE, seed) pairs; ``routecli bench`` gives its folder one writer with the same lock
-(:func:`routecli.atomic.sole_writer`).
+resumes without losing or repeating a row (a row torn by the kill is dropped);
+:meth:`ResultStore.add_new` checks the key under the file lock, so a key is written once even
+when two processes finish the same work. A file of an earlier layout that a store names
+(``legacy``) reads as it is and is rewritten in the store's columns, atomically, at its next
+row. Long work is a list of tasks (:mod:`routecli.tasks`) whose rows the driving process
+appends as each task finishes; ``routecli bench`` gives its folder one writer with a lock
+(:func:`routecli.atomic.sole_writer`), and the PE learning curves divide their (PE, seed)
+pairs among processes with :func:`routecli.atomic.claim`, a lock the kernel releases when its
+holder dies.
 
 Not a store: compare-pe's per-instance ``costs.csv``, whose rows carry
 no provenance of their own (their ``rows.csv`` row has it) and are appended by key
