@@ -172,7 +172,7 @@ class LabelStore:
     def __len__(self) -> int:
         return self.chunk * len(self.chunks())
 
-    def label_arrays(self, chunk: int, jobs: int = 1) -> dict[str, np.ndarray]:
+    def label_arrays(self, chunk: int, jobs: int = 1) -> dict[str, Any]:
         """The arrays of chunk ``chunk``: PyVRP's solutions on the store's budget, encoded,
         and the digest of the instances (a task, in any process; :meth:`write_chunk` stores
         them)."""
@@ -188,7 +188,7 @@ class LabelStore:
             arrays[f"length_{name}"] = np.array([len(e[name]) for e in encoded], np.int16)
         return arrays
 
-    def write_chunk(self, chunk: int, arrays: dict[str, np.ndarray]) -> None:
+    def write_chunk(self, chunk: int, arrays: dict[str, Any]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         atomic_write(self.chunk_path(chunk), lambda fh: np.savez_compressed(fh, **arrays))
 
