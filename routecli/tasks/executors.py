@@ -183,10 +183,10 @@ class Dask:
                 task = by_key[future.key]
                 try:
                     value = future.result()
-                except FutureCancelledError:
-                    where = self.scheduler or "of the local cluster"
-                    raise ExecutorLost(f"lost the Dask scheduler {where}") from None
                 except Exception as exc:  # raised by the task (after retries), or KilledWorker
+                    if isinstance(exc, FutureCancelledError) or self._client.status != "running":
+                        where = self.scheduler or "of the local cluster"
+                        raise ExecutorLost(f"lost the Dask scheduler {where}") from None
                     yield task, Outcome.failed(exc)
                 else:
                     yield task, Outcome(value)
