@@ -113,6 +113,19 @@ def test_a_knapsack_gap_is_the_share_of_the_best_value_missed():
     assert run(make_solver("exact"), kp, bks=best.cost).gap == 0.0
 
 
+def test_every_command_line_option_a_model_declares_is_a_setting_of_that_model():
+    from dataclasses import fields as settings_fields
+
+    from routecli.solvers import cli_options, settings_type
+
+    for setting, offers in cli_options().items():
+        assert len({option.kind for _, option in offers}) == 1, setting
+        for model, option in offers:
+            assert setting in {f.name for f in settings_fields(settings_type(model))}, (model,
+                                                                                        setting)
+            assert option.help and not option.help.endswith("."), (model, setting)
+
+
 @pytest.mark.parametrize("model", ["hgs", "sisr"])
 def test_a_search_reports_its_improvement_trajectory_ending_at_the_returned_cost(model):
     from routecli.generate import GENERATORS, batch_instances

@@ -33,8 +33,8 @@ from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, written_by_routecli
 from routecli.io.solutions import format_solution
 from routecli.plots.figure import png_made_by
-from routecli.results import COLUMNS, Provenance, ResultLog, ResultRow, ResultStoreError, portable_path
-from routecli.solvers import Solver, make_solver, run
+from routecli.results import Provenance, ResultLog, ResultRow, ResultStoreError, portable_path
+from routecli.solvers import Solver, make_solver, ran_with, run
 from routecli.stop import Criterion, describe
 from routecli.tasks import Executor, Inline, Task, run_tasks, task_key
 
@@ -59,7 +59,7 @@ CONFIG_KEYS = {"model", "settings", "seed", "stop", "rounding"}
 def bench_log(csv_path: Path) -> ResultLog:
     """The store of a bench run's ``results.csv`` (one written before the anytime columns
     reads as it is)."""
-    return ResultLog(csv_path, extra=ANYTIME, legacy=[COLUMNS])
+    return ResultLog(csv_path, extra=ANYTIME)
 
 
 def read_rows(csv_path: Path) -> list[BenchRow]:
@@ -287,7 +287,7 @@ def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: 
     model, a bad option or another run's folder fails early. ``on_start`` gets the number of
     tasks already done; ``finish`` runs on the rows while the folder is still locked (the
     report)."""
-    make_solver(model, settings)
+    settings = ran_with(make_solver(model, settings), settings)
     if protocol is not None:
         if stop is not None or rounding not in (None, protocol.rounding):
             raise OptionError(f"--protocol {protocol.name} sets the time limit and the distance "

@@ -207,7 +207,9 @@ class Evaluation:
 
     @property
     def gaps(self) -> np.ndarray:
-        return 100.0 * (self.costs - self.reference) / self.reference
+        from routecli.problems import gap
+
+        return gap(self.costs, self.reference)
 
 
 def train_and_test(name: str, seed: int, protocol: Protocol, folder: Path, sizes: list[int],
