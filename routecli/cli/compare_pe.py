@@ -23,9 +23,10 @@ def compare_pe(
         "(paper: 21, 51, 101).")] = 20,
     pe: Annotated[str, typer.Option(
         metavar="NAMES",
-        help="table4 (the 14 encodings of Table 4), table10, table11, table12, table6 (N2S's "
-        "own PE vs IPE+XPE), ipe-formula (routecli's IPE against the paper's printed formula), "
-        "tables10-12-printed (Tables 10-12's IPE variants with the printed formula), "
+        help="table4 (the 14 encodings of Table 4, every IPE with the paper's printed formula, "
+        "plus routecli's integer-harmonic IPE+XPE), table10, table11, table12, table6 (N2S's "
+        "own PE vs HA-N2S), ipe-formula (routecli's IPE against the paper's printed formula), "
+        "tables10-12-harmonic (Tables 10-12's IPE variants with routecli's IPE), "
         "or a comma list of registry names, each optionally "
         "NAME:key=value[,key=value] (e.g. ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric).")] = TABLE4,
     runs: Annotated[int, typer.Option(

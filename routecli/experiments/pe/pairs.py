@@ -185,7 +185,7 @@ def evaluate_baselines(protocol: Protocol, out: Path, test: dict, reference: np.
         started = time.perf_counter()
         costs = to_host(teacher_evaluate(data, protocol.eval_steps, epsilon,
                                          protocol.test_seed, kind)).astype(np.float64)
-        gaps = 100.0 * (costs - reference) / reference
+        gaps = gap(costs, reference)
         append_costs(out, f"baseline:{name}", 0, costs)
         store.add(row=name, epsilon=epsilon, obj=float(costs.mean()), gap_pct=float(gaps.mean()),
                   at_reference=float((gaps < AT_REFERENCE_PCT).mean()),
