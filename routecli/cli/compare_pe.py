@@ -23,9 +23,10 @@ def compare_pe(
         "(paper: 21, 51, 101).")] = 20,
     pe: Annotated[str, typer.Option(
         metavar="NAMES",
-        help="table4 (the 14 encodings of Table 4), table10, table11, table12, table6 (N2S's "
-        "own PE vs IPE+XPE), ipe-formula (routecli's IPE against the paper's printed formula), "
-        "tables10-12-printed (Tables 10-12's IPE variants with the printed formula), "
+        help="table4 (the 14 encodings of Table 4, every IPE with the paper's printed formula, "
+        "plus routecli's integer-harmonic IPE+XPE), table10, table11, table12, table6 (N2S's "
+        "own PE vs HA-N2S), ipe-formula (routecli's IPE against the paper's printed formula), "
+        "tables10-12-harmonic (Tables 10-12's IPE variants with routecli's IPE), "
         "or a comma list of registry names, each optionally "
         "NAME:key=value[,key=value] (e.g. ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric).")] = TABLE4,
     runs: Annotated[int, typer.Option(
@@ -45,6 +46,10 @@ def compare_pe(
         "--out", "-o", metavar="FOLDER",
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
+    capacity: Annotated[float | None, typer.Option(
+        metavar="Q", help="CVRP, VRPTW: vehicle capacity of every generated instance (default: "
+        "the PE paper's Appendix F rule, 30 up to 20 customers; a lower one gives more "
+        "routes).")] = None,
     test_size: Annotated[int, typer.Option(metavar="N", help="Fixed test instances.")] = 128,
     images: Annotated[int, typer.Option(
         min=1, max=8, metavar="N", help="Symmetric images per test instance, 1..8.")] = 1,
@@ -79,7 +84,7 @@ def compare_pe(
     done = compare(problem, size, pe, runs if seeds is None else seeds, budget, backbone, out,
                    test_size, images if augment is None else augment, threads, device,
                    summary_only, versus, log=lambda line: console.print(line, markup=False),
-                   executor=make_executor(executor, workers, scheduler))
+                   capacity=capacity, executor=make_executor(executor, workers, scheduler))
     console.print(done.summary, markup=False)
     console.print(f"wrote {done.summary_files[0]} and {done.summary_files[1]}")
     if done.claims:

@@ -9,7 +9,7 @@ import typer
 
 from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
 from routecli.errors import OptionError
-from routecli.miloop.options import Distribution, Loss
+from routecli.miloop.options import Distribution, Loss, Targets
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, PrecisionChoice
 from routecli.stop import MAX_SECONDS, MaxRuntime
 
@@ -121,6 +121,11 @@ def train(
         min=1, metavar="N", help="Labelled instances per size in a supervised stage.")] = 1000,
     label_jobs: Annotated[int, typer.Option(
         min=1, metavar="N", help="Processes labelling a pool.")] = 1,
+    targets: Annotated[Targets, typer.Option(
+        metavar="NAME", help="Teacher forcing towards the label's action (label) or towards "
+        "every action as good as it (equivalent: any end of a route the label has not started "
+        "where it starts a route, either neighbour where a tour leaves its start), in "
+        "imitation and supervised stages.")] = "label",
     distribution: Annotated[Distribution, typer.Option(
         metavar="NAME", help="Training instances: uniform (the papers') or mixed (TSP, CVRP: "
         "integer grids, clustered or not, normalised as files are read; CVRP depots, demand "
@@ -168,7 +173,8 @@ def train(
                       distribution=distribution, precision=precision, compile=compile,
                       activation_gb=activation_gb,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
-                      device=device, layers=layers, fusion=fusion, gated=gated, memory=memory)
+                      device=device, layers=layers, fusion=fusion, gated=gated, memory=memory,
+                      targets=targets)
     folder = run_folder(out, run_dir, cfg.run_dir, resume)
     trainer = Trainer(cfg, resume=resume)
     report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)

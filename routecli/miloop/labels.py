@@ -108,6 +108,37 @@ def label_sequences(problem: str, solutions: list[Tour | Routes],
     return torch.as_tensor(out)
 
 
+def equivalent_actions(problem: str, labels: torch.Tensor, nodes: int) -> torch.Tensor | None:
+    """The actions as good as the label's ``[B, T, nodes]`` (node ids) for sequences ``labels``
+    ``[B, T]`` of :func:`label_sequences`, or ``None`` where only the label's action is.
+
+    A label's route order and direction are drawn at random, so where it starts a route
+    (CVRP: a customer after the depot) any end of a route it has not yet started is as good;
+    where a TSP tour leaves its start, either neighbour is. Elsewhere the set is the label's
+    action alone. Teacher forcing towards the set (``-log P(set)``) leaves out the entropy of
+    the arbitrary order, which no policy can learn.
+    """
+    if problem not in ("cvrp", "tsp"):
+        return None
+    batch, steps = labels.shape
+    out = torch.zeros(batch, steps, nodes, dtype=torch.bool, device=labels.device)
+    out.scatter_(2, labels[:, :, None], True)
+    if problem == "tsp":
+        out[:, 1].scatter_(1, labels[:, -1:], True)
+        return out
+    padded = torch.nn.functional.pad(labels, (1, 1))  # depot before the first and after the last
+    customer = labels != 0
+    starts = customer & (padded[:, :-2] == 0)  # [B, T]
+    ends = customer & (padded[:, 2:] == 0)
+    for b in range(batch):
+        first = starts[b].nonzero()[:, 0]  # [R] positions of route starts, in order
+        last = ends[b].nonzero()[:, 0]
+        for r, t in enumerate(first.tolist()):
+            out[b, t, labels[b, first[r:]]] = True
+            out[b, t, labels[b, last[r:]]] = True
+    return out
+
+
 @dataclass
 class LabelPool:
     """Labelled instances of one size, in memory (see the module docstring)."""
@@ -128,6 +159,11 @@ class LabelPool:
         data["locs"] = augment8(data["locs"])[int(rng.integers(8))]
         labels = label_sequences(self.problem, [self.solutions[i] for i in rows], rng)
         return {k: v.to(device) for k, v in data.items()}, labels.to(device)
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The generator seed of chunk ``chunk`` of a label store of instance seed ``seed``."""
+    return int(np.random.SeedSequence([seed, chunk]).generate_state(1)[0] >> 1)
 
 
 LABEL_CHUNK = 200  # instances per file of a LabelStore
@@ -162,8 +198,8 @@ class LabelStore:
         return self.folder / f"chunk-{chunk:05d}.npz"
 
     def chunk_instances(self, chunk: int) -> dict[str, np.ndarray]:
-        seed = int(np.random.SeedSequence([self.seed, chunk]).generate_state(1)[0] >> 1)
-        return training_batch(self.problem, self.distribution, self.size, self.chunk, seed)
+        return training_batch(self.problem, self.distribution, self.size, self.chunk,
+                              chunk_seed(self.seed, chunk))
 
     def chunks(self) -> list[int]:
         """The chunks labelled so far, in order."""

@@ -38,15 +38,17 @@ def compare(problem: str, size: int, pe: str = TABLE4, runs: int = 3, budget: st
             backbone: str = "dact", out: Path | None = None, test_size: int = 128,
             images: int = 1, threads: int = 1, device: str = "auto",
             summary_only: bool = False, versus: str | None = None,
-            log: Callable[[str], None] = print, executor: Executor | None = None) -> Comparison:
+            log: Callable[[str], None] = print, capacity: float | None = None,
+            executor: Executor | None = None) -> Comparison:
     """Run (unless ``summary_only``; each (PE, seed) a task on ``executor``, default this
     process) and summarise the comparison of the encodings ``pe`` (a table name or a list,
     :func:`~.paper.expand_pes`) over seeds ``0..runs-1`` in ``out``; ``versus`` pairs every PE
-    against that one instead of the problem's IPE+XPE."""
+    against that one instead of the problem's IPE+XPE; ``capacity``: CVRP and VRPTW vehicles
+    (default: the paper's rule)."""
     import torch
 
     torch.set_num_threads(threads)
-    protocol = make_protocol(problem, size, backbone, budget, test_size, images)
+    protocol = make_protocol(problem, size, backbone, budget, test_size, images, capacity)
     pes = expand_pes(pe, problem)
     if runs < 1:
         raise OptionError(f"--runs must be >= 1, got {runs}")
@@ -56,7 +58,8 @@ def compare(problem: str, size: int, pe: str = TABLE4, runs: int = 3, budget: st
             executor=executor)
     if not (folder / "rows.csv").is_file():
         raise OptionError(f"--out: {folder} has no rows yet")
-    scale = f"routecli compare-pe --problem {problem} --size {size}"
+    scale = f"routecli compare-pe --problem {problem} --size {size}" + (
+        "" if capacity is None else f" --capacity {capacity:g}")
     rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
             f"--images {images} --out {folder}")
     stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"

@@ -12,10 +12,13 @@ by PE, seed and instance; the row holds their provenance): a rerun with the same
 skips the finished pairs, and a row torn by a kill is dropped. Trained weights stay in
 ``models/``, the labelled states of offline imitation (``--budget imitation``) in
 ``labels/`` (deterministic: regenerated when missing). ``untrained.csv``, a store like
-``rows.csv``, holds the control: the reference PE's policy before training. Every (PE, seed)
-pair and the control is a task (:mod:`routecli.tasks`) on any executor: a worker trains (its
-weights and history go to ``models/``, a folder the workers share) and evaluates, and this
-process appends the costs and the row as each pair finishes, each key once.
+``rows.csv``, holds the control: the reference PE's policy before training; ``baselines.csv``
+the rows that show whether the protocol can separate encodings at all (a random move per
+step, best improvement, the imitation labeller; their costs in ``costs.csv`` as PE
+``baseline:<row>``). Every (PE, seed) pair and the control is a task (:mod:`routecli.tasks`)
+on any executor: a worker trains (its weights and history go to ``models/``, a folder the
+workers share) and evaluates, and this process appends the costs and the row as each pair
+finishes, each key once.
 """
 
 from __future__ import annotations
@@ -40,11 +43,13 @@ from routecli.experiments.pe.protocol import (
     Protocol,
     build,
     load,
+    same_protocol,
     save_model,
     versus_pe,
 )
 from routecli.generate import batch_instances, load_batch, save_batch
-from routecli.improve.imitation import ImitationConfig, train_imitation
+from routecli.improve.env import make_instances
+from routecli.improve.imitation import ImitationConfig, teacher_evaluate, train_imitation
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
 from routecli.problems import cost, gap
@@ -88,8 +93,7 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
     out.mkdir(parents=True, exist_ok=True)
     stored = out / "protocol.json"
     if stored.is_file():
-        previous = json.loads(stored.read_text())
-        if previous != asdict(protocol):
+        if not same_protocol(json.loads(stored.read_text()), protocol):
             raise OptionError(f"{out} holds a run of another protocol ({stored}); use another "
                               "--out or the same options")
     else:
@@ -99,7 +103,7 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
         _, test = load_batch(test_path)
     else:
         test = generate_instances(protocol.problem, protocol.size, protocol.test_size,
-                                  protocol.test_seed)
+                                  protocol.test_seed, protocol.capacity)
         save_batch(test_path, protocol.problem, test)
     ref_path = out / "reference.csv"
     if ref_path.is_file():
@@ -143,6 +147,57 @@ def evaluate_untrained(protocol: Protocol, test: dict, reference: np.ndarray,
                         UNTRAINED_SEED, test, reference, train_seconds=0, device=device)
 
 
+BASELINE_FIELDS = ["row", "epsilon", "obj", "gap_pct", "at_reference", "eval_seconds"]
+AT_REFERENCE_PCT = 0.01  # a gap below this (%) counts as at the reference
+BASELINE_EPSILONS = {"random": 1.0, "teacher": 0.0}  # + epsilon-teacher: the labeller's
+
+
+def baseline_store(out: Path) -> ResultStore:
+    """``baselines.csv``: the rows beside the encodings that say whether the protocol can
+    separate them (:func:`evaluate_baselines`)."""
+    return ResultStore(out / "baselines.csv", BASELINE_FIELDS, ["row"])
+
+
+def baseline_epsilons(protocol: Protocol) -> dict[str, float]:
+    """The baseline rows: a uniformly random allowed move per step, best improvement, and the
+    imitation labeller (best improvement with a random move at its rate epsilon)."""
+    schedule = protocol.schedule
+    labeller = schedule.epsilon if isinstance(schedule, ImitationConfig) else \
+        ImitationConfig().epsilon
+    return {**BASELINE_EPSILONS, "epsilon-teacher": labeller}
+
+
+def evaluate_baselines(protocol: Protocol, out: Path, test: dict, reference: np.ndarray,
+                       log: Callable[[str], None] = print, device: Device = "cpu") -> None:
+    """Improve the test set from the comparison's seeded random tours with the protocol's step
+    budget by each baseline of :func:`baseline_epsilons` (the backbone's move kind, every
+    allowed move measured); per-instance costs go to ``costs.csv`` as PE ``baseline:<row>``,
+    seed 0, the row to ``baselines.csv``."""
+    store = baseline_store(out)
+    data = make_instances(protocol.problem, test, device=device)
+    kind = "pair" if protocol.backbone == "n2s" else "pairwise"
+    for name, epsilon in baseline_epsilons(protocol).items():
+        if store.done(row=name):
+            continue
+        started = time.perf_counter()
+        costs = to_host(teacher_evaluate(data, protocol.eval_steps, epsilon,
+                                         protocol.test_seed, kind)).astype(np.float64)
+        gaps = gap(costs, reference)
+        append_costs(out, f"baseline:{name}", 0, costs)
+        store.add(row=name, epsilon=epsilon, obj=float(costs.mean()), gap_pct=float(gaps.mean()),
+                  at_reference=float((gaps < AT_REFERENCE_PCT).mean()),
+                  eval_seconds=round(time.perf_counter() - started, 1))
+        log(f"baseline {name}: gap {gaps.mean():.2f}%, "
+            f"{(gaps < AT_REFERENCE_PCT).mean():.0%} of the instances at the reference")
+
+
+def append_costs(out: Path, pe: str, seed: int, costs: np.ndarray) -> None:
+    """Per-instance ``costs`` of (``pe``, ``seed``) into ``costs.csv``, those not there yet (a
+    run killed before its row may have written some)."""
+    cost_store(out).add_rows([{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
+                              for k, c in enumerate(costs)], new_only=True)
+
+
 def finished(out: Path) -> set[tuple[str, int]]:
     return {(r["pe"], int(r["seed"])) for r in row_store(out / "rows.csv").rows}
 
@@ -158,6 +213,7 @@ def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
     process), appending rows as they finish; submitted seed by seed, so an interrupted run
     has every PE on its first seeds."""
     test, reference = prepare(protocol, out, progress)
+    evaluate_baselines(protocol, out, test, reference, log, device)
     settings = asdict(protocol)
     rows, untrained = row_store(out / "rows.csv"), row_store(out / "untrained.csv")
     tasks = [] if untrained.rows else [
@@ -174,7 +230,7 @@ def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
                 log(f"untrained {row['pe']} seed {row['seed']}: obj {row['obj']:.4f}, "
                     f"gap {row['gap_pct']:.2f}%")
             return
-        write_costs(out, row["pe"], row["seed"], costs)
+        append_costs(out, row["pe"], row["seed"], costs)
         if rows.add_new(**row) is not None:
             log(f"{row['pe']} seed {row['seed']}: obj {row['obj']:.4f}, gap "
                 f"{row['gap_pct']:.2f}% (train {row['train_seconds']:.0f} s, eval "
@@ -200,11 +256,11 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, test: dict,
         schedule = protocol.schedule
         if isinstance(schedule, ImitationConfig):
             train_imitation(model, protocol.problem, protocol.size, schedule, seed,
-                            cache=out / "labels" / f"s{seed}.pt",
-                            log=history.append, device=device)
+                            cache=out / "labels" / f"s{seed}.pt", log=history.append,
+                            device=device, capacity=protocol.capacity)
         else:
             train(model, protocol.problem, protocol.size, schedule, seed,
-                  log=history.append, device=device)
+                  log=history.append, device=device, capacity=protocol.capacity)
         train_seconds = time.perf_counter() - started
         meta = {"pe": pe, "seed": seed, "train_seconds": train_seconds,
                 "protocol": asdict(protocol)}
@@ -212,10 +268,3 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, test: dict,
         atomic_write_text(path.with_suffix(".json"),
                           json.dumps({**meta, "history": history}, indent=1))
     return evaluate_row(protocol, model, pe, seed, test, reference, train_seconds, device)
-
-
-def write_costs(out: Path, pe: str, seed: int, costs: np.ndarray) -> None:
-    """Append the per-instance costs of (``pe``, ``seed``) that ``costs.csv`` lacks (a run
-    killed before its row wrote some)."""
-    cost_store(out).add_rows([{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
-                              for k, c in enumerate(costs)], new_only=True)

@@ -3,7 +3,7 @@ skips the finished ones, a run killed mid-row resumes."""
 
 from __future__ import annotations
 
-from routecli.experiments.pe.pairs import SLUG_LIMIT, finished, run, slug
+from routecli.experiments.pe.pairs import SLUG_LIMIT, baseline_store, finished, run, slug
 from routecli.experiments.pe.protocol import make_protocol
 from routecli.results import read_csv
 from routecli.tasks import Pool
@@ -43,8 +43,26 @@ def test_a_run_killed_in_the_middle_of_its_rows_resumes_without_a_torn_or_repeat
     assert [(r["pe"], r["seed"]) for r in rows] == [("xpe", "0"), ("nope", "0")]
     assert all(r["commit"] and r["date"] and r["command"] for r in rows)  # provenance
     costs = [(r["pe"], r["instance"], r["cost"]) for r in read_csv(out / "costs.csv")]
-    assert [c[:2] for c in costs if c[0] == "nope"] == [("nope", str(k)) for k in range(4)]
-    assert costs[4:6] == [("nope", "0", "1.0"), ("nope", "1", "2.0")]  # kept, not repeated
+    nope = [c for c in costs if c[0] == "nope"]
+    assert [c[:2] for c in nope] == [("nope", str(k)) for k in range(4)]
+    assert nope[:2] == [("nope", "0", "1.0"), ("nope", "1", "2.0")]  # kept, not repeated
+
+
+def test_the_baselines_are_evaluated_once_per_folder_from_the_comparisons_tours(tmp_path,
+                                                                                monkeypatch):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    protocol = make_protocol("cvrp", 8, "dact", "smoke:eval_steps=30", test_size=4)
+    run(protocol, ["nope"], [0], out, log=lambda line: None, progress=False)
+    rows = {r["row"]: r for r in baseline_store(out).rows}
+    assert list(rows) == ["random", "teacher", "epsilon-teacher"]
+    gap = {name: float(r["gap_pct"]) for name, r in rows.items()}
+    assert -1e-3 <= gap["teacher"] < gap["random"] and gap["epsilon-teacher"] < gap["random"]
+    assert float(rows["epsilon-teacher"]["epsilon"]) == 0.25
+    costs = [r for r in read_csv(out / "costs.csv") if r["pe"] == "baseline:teacher"]
+    assert len(costs) == 4
+    run(protocol, ["nope"], [0], out, log=lambda line: None, progress=False)
+    assert len(baseline_store(out).rows) == 3
 
 
 def test_a_long_list_of_encodings_names_a_file_the_file_system_accepts(tmp_path):
