@@ -35,14 +35,14 @@ import torch
 
 from routecli import generate
 from routecli.baselines.reference import reference_solutions
+from routecli.experiments.pe.protocol import Protocol
 from routecli.generate import batch_instances
 from routecli.improve.env import make_instances
 from routecli.improve.imitation import teacher_evaluate
 from routecli.improve.model import DACT, DACTConfig
-from routecli.improve.protocol import Protocol
 from routecli.improve.train import evaluate
-from routecli.problems import cost
-from routecli.store import ResultStore
+from routecli.problems import cost, gap
+from routecli.results import ResultStore
 
 FIELDS = ["size", "capacity", "steps", "row", "gap_pct", "at_reference", "mean_routes",
           "instances", "seconds"]
@@ -63,7 +63,7 @@ def test_set(size: int, capacity: float, num: int) -> tuple[dict, np.ndarray, fl
 
 
 def gap_row(costs: torch.Tensor, reference: np.ndarray) -> dict[str, float]:
-    gaps = 100.0 * (costs.double().numpy() - reference) / reference
+    gaps = gap(costs.double().numpy(), reference)
     return {"gap_pct": float(gaps.mean()), "at_reference": float((gaps < AT_REFERENCE_PCT).mean())}
 
 

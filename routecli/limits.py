@@ -24,3 +24,4 @@ MIN_FACTOR = 0.001
 MAX_LR = 1.0  # a learning rate (AdamW diverges long before)
 MAX_BATCH = 1_000_000  # instances per optimiser step
 MAX_ROLLOUTS = 100_000  # rollouts (samples) per instance
+MAX_RUNS = 1000  # runs (seeds) of one instance or one encoding

@@ -67,11 +67,6 @@ def check_threads(threads: int) -> int:
     return threads
 
 
-def check_seed(seed: int, flag: str = "--seed") -> int:
-    if not 0 <= seed <= SEED_MAX:
-        raise OptionError(f"{flag} must be between 0 and 2**32-1, got {seed}")
-    return seed
-
 
 # Below this many bytes an allocation is not worth reading /proc for (training steps and
 # small instances call the check often).

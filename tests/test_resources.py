@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from routecli.errors import OptionError
-from routecli.resources import SEED_MAX, check_seed, check_threads, cores, resolve_device
+from routecli.resources import check_threads, cores, resolve_device
 
 
 def test_devices_resolve_and_a_missing_cuda_device_is_refused():
@@ -22,13 +22,6 @@ def test_devices_resolve_and_a_missing_cuda_device_is_refused():
     for bad in ("gpu", "cuda:", "cuda:x", "tpu:0", ""):
         with pytest.raises(OptionError, match="auto, cpu, cuda or cuda:N"):
             resolve_device(bad)
-
-
-def test_seeds_are_32_bit():
-    assert check_seed(0) == 0 and check_seed(SEED_MAX) == SEED_MAX
-    for bad in (-1, SEED_MAX + 1, 2**64):
-        with pytest.raises(OptionError, match="between 0 and 2\\*\\*32-1"):
-            check_seed(bad)
 
 
 def test_threads_are_capped_by_the_cores():

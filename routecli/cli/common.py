@@ -19,9 +19,10 @@ from typer.core import TyperArgument, TyperCommand
 
 from routecli.cli import choices
 from routecli.errors import OptionError, excerpt
-from routecli.limits import BKS_MAX, BKS_MIN, BKS_RULE, MAX_THREADS
+from routecli.limits import BKS_MAX, BKS_MIN, BKS_RULE, MAX_JOBS, MAX_THREADS
 from routecli.resources import DEVICE_HELP, SEED_HELP, SEED_MAX, check_threads, resolve_device
 from routecli.stop import DEFAULT_SECONDS, MAX_ITERATIONS, MAX_SECONDS
+from routecli.tasks import EXECUTOR_HELP, SCHEDULER_HELP, WORKERS_HELP
 
 # -h as well as --help, in every command (click hands these settings down to subcommands).
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -72,6 +73,12 @@ NoImprovementLimit = Annotated[int | None, typer.Option(
 Rounding = Annotated[str, typer.Option("--round", metavar="RULE", help=ROUND_HELP)]
 Bks = Annotated[float | None, typer.Option("--bks", min=BKS_MIN, max=BKS_MAX, metavar="COST",
                                            help=BKS_HELP)]
+ExecutorName = Annotated[str | None, typer.Option("--executor", metavar="NAME",
+                                                  help=EXECUTOR_HELP)]
+Workers = Annotated[int | None, typer.Option("--workers", min=1, max=MAX_JOBS, metavar="N",
+                                             help=WORKERS_HELP)]
+Scheduler = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS",
+                                               help=SCHEDULER_HELP)]
 
 console = Console(highlight=False, soft_wrap=True)
 # emoji=False: input echoed in a message (e.g. ':smile:') must print as written

@@ -10,12 +10,11 @@ from typing import Annotated
 import typer
 
 from routecli.cli import choices
-from routecli.cli.common import Device, Threads, deprecated, err_console
+from routecli.cli.common import Device, ExecutorName, Scheduler, Threads, deprecated, err_console
 from routecli.cli.outputs import output_path
-from routecli.limits import MAX_INSTANCES, MAX_NODES
+from routecli.limits import MAX_INSTANCES, MAX_JOBS, MAX_NODES, MAX_RUNS
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
-MAX_RUNS = 1000  # training runs (seeds) per encoding
 MAX_CAPACITY = 1e9  # the largest number an instance file may hold (routecli.io.text)
 TABLE4 = choices.COMPARE_PE_DEFAULT
 
@@ -28,9 +27,10 @@ def compare_pe(
         "(paper: 21, 51, 101).")] = 20,
     pe: Annotated[str, typer.Option(
         metavar="NAMES",
-        help="table4 (the 14 encodings of Table 4), table10, table11, table12, table6 (N2S's "
-        "own PE vs IPE+XPE), ipe-formula (routecli's IPE against the paper's printed formula), "
-        "tables10-12-printed (Tables 10-12's IPE variants with the printed formula), "
+        help="table4 (the 14 encodings of Table 4, every IPE with the paper's printed formula, "
+        "plus routecli's integer-harmonic IPE+XPE), table10, table11, table12, table6 (N2S's "
+        "own PE vs HA-N2S), ipe-formula (routecli's IPE against the paper's printed formula), "
+        "tables10-12-harmonic (Tables 10-12's IPE variants with routecli's IPE), "
         "or a comma list of registry names, each optionally "
         "NAME:key=value[,key=value] (e.g. ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric).")] = TABLE4,
     runs: Annotated[int, typer.Option(
@@ -62,6 +62,12 @@ def compare_pe(
         "--augment", min=1, max=8, hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
+    executor: ExecutorName = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, max=MAX_JOBS, metavar="N",
+        help="Worker processes of pool and of dask's LocalCluster, one (PE, seed) pair and one "
+             "thread each (default 1: this process, with --threads).")] = 1,
+    scheduler: Scheduler = None,
     summary_only: Annotated[bool, typer.Option(
         help="Print the table of the rows already in --out, train nothing.")] = False,
     versus: Annotated[str | None, typer.Option(
@@ -74,6 +80,7 @@ def compare_pe(
     (mean ± sd over seeds), paired comparisons with IPE+XPE and the paper's values."""
     from routecli.cli.common import console
     from routecli.experiments.pe.compare import compare
+    from routecli.tasks import make_executor
 
     if pe.strip().lower() == "all":
         err_console.print("note: compare-pe --pe all is deprecated (it means table4 here, and "
@@ -82,7 +89,7 @@ def compare_pe(
     done = compare(problem, size, pe, runs if seeds is None else seeds, budget, backbone, out,
                    test_size, images if augment is None else augment, threads, device,
                    summary_only, versus, log=lambda line: console.print(line, markup=False),
-                   capacity=capacity)
+                   capacity=capacity, executor=make_executor(executor, workers, scheduler))
     console.print(done.summary, markup=False)
     console.print(f"wrote {done.summary_files[0]} and {done.summary_files[1]}")
     if done.claims:

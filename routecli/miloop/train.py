@@ -93,6 +93,9 @@ SIZE_STEP = 10  # a stage over a size range trains on the multiples of this in t
 # bytes of activations kept per rollout step and row, bfloat16 (measured: 5.2 GB peak for
 # 50 TSP-100 rollouts); float32 keeps twice as much
 ACTIVATION_BYTES_PER_ROW = 20_000
+# a fresh AdamW moves every weight by about lr per step whatever the gradient: after a resume
+# from a compact state (no optimizer moments) the rate ramps up again over this many steps
+REWARM_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -344,10 +347,10 @@ def activation_bytes(rollouts: int, size: int, precision: str) -> int:
     return rollouts * size * (size // 2 + 2) * per_row
 
 
-# What a run's last.pt holds for --resume (a policy checkpoint lacks it), and the settings a
-# resumed run may change (resources, not what it learns from).
-RESUME_STATE = {"train": dict, "optimizer": dict, "step": int, "instances": int,
-                "elapsed": float, "best_gap": float}
+# What a run's state (last.pt, or its compact copy) holds for --resume (a policy checkpoint
+# lacks it), and the settings a resumed run may change (resources, not what it learns from).
+RESUME_STATE = {"train": dict, "step": int, "instances": int, "elapsed": float,
+                "best_gap": float}  # and the optimizer's, but for a compact state
 RESUME_FREE = ("run_dir", "init", "threads", "device", "precision", "compile", "activation_gb",
                "checkpoint_every", "log_every", "label_jobs")
 
@@ -399,12 +402,14 @@ class Trainer:
         self.best_reference: str | None = None  # the validation references best_gap is against
         self.run_dir = Path(cfg.run_dir)
         self.progress = progress and self.rank == 0
-        last = self.run_dir / "last.pt"
+        last, small = self.run_dir / "last.pt", self.run_dir / checkpoint.COMPACT
+        self.rewarm_from = 0  # the step a fresh optimizer started at (its learning-rate ramp)
         architecture = self.model.config.to_dict()
-        if resume and last.exists():
-            state = checkpoint.load(last, KIND, cfg.device, expect=architecture,
+        if resume and (last.exists() or small.exists()):
+            path = last if last.exists() else small
+            state = checkpoint.load(path, KIND, cfg.device, expect=architecture,
                                     needs=RESUME_STATE)
-            checkpoint.check_resume(state["train"], cfg.to_dict(), RESUME_FREE, last,
+            checkpoint.check_resume(state["train"], cfg.to_dict(), RESUME_FREE, path,
                                     {"curriculum": stage_shapes})
             self.restore(state)
             if self.rank == 0:  # the steps after the checkpoint are trained and logged again
@@ -425,8 +430,14 @@ class Trainer:
                 "best_reference": self.best_reference}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        """Continue from a full state (``last.pt``) or a compact one (:func:`checkpoint.compact`:
+        bfloat16 weights, a fresh optimizer re-warmed over :data:`REWARM_STEPS` steps)."""
+        self.model.load_state_dict({k: v.float() if v.is_floating_point() else v
+                                    for k, v in state["model"].items()})
+        if "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
+        else:
+            self.rewarm_from = int(state["step"])
         self.step = int(state["step"])
         self.instances = int(state["instances"])
         self.elapsed = float(state["elapsed"])
@@ -435,8 +446,12 @@ class Trainer:
         self.best_reference = state.get("best_reference")
 
     def save(self) -> None:
+        """``last.pt`` (everything, for this machine) and its compact copy (what a run folder
+        commits so the run outlives the machine)."""
         if self.rank == 0:
-            checkpoint.save(self.state(), self.run_dir / "last.pt")
+            state = self.state()
+            checkpoint.save(state, self.run_dir / "last.pt")
+            checkpoint.save(checkpoint.compact(state), self.run_dir / checkpoint.COMPACT)
 
     def log(self, record: dict[str, Any]) -> None:
         if self.rank != 0:
@@ -446,9 +461,12 @@ class Trainer:
     # ------------------------------------------------------------ learning
     def learning_rate(self) -> float:
         """The rate of the step about to be taken: ``lr``, ramped linearly over the first
-        ``warmup_steps`` steps of the run, x0.1 after ``decay_at`` of all steps."""
+        ``warmup_steps`` steps of the run (and over the first :data:`REWARM_STEPS` or
+        ``warmup_steps`` after a resume from a compact state, whose optimizer starts afresh),
+        x0.1 after ``decay_at`` of all steps."""
         decayed = self.step >= int(self.cfg.decay_at * self.cfg.total_steps)
-        ramp = min(1.0, (self.step + 1) / self.cfg.warmup_steps) if self.cfg.warmup_steps else 1.0
+        warmup = max(self.cfg.warmup_steps, REWARM_STEPS if self.rewarm_from else 0)
+        ramp = min(1.0, (self.step - self.rewarm_from + 1) / warmup) if warmup else 1.0
         return self.cfg.lr * ramp * (0.1 if decayed else 1.0)
 
     def train_step(self) -> dict[str, float]:

@@ -27,6 +27,7 @@ from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import parse_pe
 from routecli.pe.registry import PE_REGISTRY
 from routecli.plots.figure import save_png
+from routecli.problems import gap
 from routecli.results import read_csv
 
 BASELINE_TITLES = {"random": "a random allowed move per step",
@@ -96,8 +97,7 @@ def instance_gaps(out: Path) -> dict[str, dict[int, np.ndarray]]:
     out_gaps: dict[str, dict[int, np.ndarray]] = {}
     for r in row_store(out / "rows.csv").rows:
         seed = int(r["seed"])
-        out_gaps.setdefault(r["pe"], {})[seed] = 100.0 * (costs[r["pe"]][seed] - reference) \
-            / reference
+        out_gaps.setdefault(r["pe"], {})[seed] = gap(costs[r["pe"]][seed], reference)
     return out_gaps
 
 
