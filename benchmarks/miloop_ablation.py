@@ -8,7 +8,9 @@ seed (run folders under ``--runs``, resumed from their ``last.pt``), on the same
 stream for the same number of updates (``--steps``; or, with ``--steps 0``, the CPU budget of
 ``--cpu-minutes`` spent by each variant's first seed), decodes the fixed test sets greedily
 and appends one row per test instance to ``OUT/rows.csv`` (commit, command and protocol
-recorded). A rerun skips what is done. Then writes ``OUT/summary.md`` (Table 5's layout, mean
+recorded). Each (variant, seed) is a task (``--executor``, ``--workers``, ``--scheduler``: in
+this process by default, a local pool, or Dask); this process writes the rows as tasks
+finish. A rerun skips what is done. Then writes ``OUT/summary.md`` (Table 5's layout, mean
 ± sd over seeds, the difference from the full model with its 95% interval, Holm-corrected p
 and verdict, the paper's values beside) and ``OUT/curves.png`` (validation gap against
 CPU-minutes, one line per run). ``--summary-only`` only writes the summary of the rows there.
@@ -36,6 +38,7 @@ from routecli.experiments.ablation import (
     summarize,
 )
 from routecli.results import Provenance, ResultLog, ResultRow, git_commit
+from routecli.tasks import add_executor_options, executor_of
 
 EXTRA = ["train_steps", "train_cpu_seconds"]  # the rows' columns beyond the result row's
 
@@ -89,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--test-num", type=int, default=128, help="test instances per size")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--jobs", type=int, default=1, help="processes for PyVRP references")
+    add_executor_options(parser, workers=1)  # (variant, seed) runs at once
     parser.add_argument("--no-compile", action="store_true", help="run the policy eagerly")
     parser.add_argument("--runs", type=Path, default=Path("runs/miloop-ablation"),
                         help="run folders (weights, optimizer, log)")
@@ -108,7 +112,8 @@ def main(argv: list[str] | None = None) -> None:
             is_done, record = store(args.out / "rows.csv", protocol)
             run_study(names, list(range(args.seeds)), protocol, args.runs, args.out / "logs",
                       is_done, record, threads=args.threads, compile=not args.no_compile,
-                      jobs=args.jobs, log=lambda line: print(line, flush=True))
+                      jobs=args.jobs, log=lambda line: print(line, flush=True),
+                      executor=executor_of(args))
     except (RoutecliError, ValueError) as err:
         raise SystemExit(f"error: {err}") from None
     except KeyboardInterrupt:

@@ -207,6 +207,9 @@ class SolveResult:
     solution: Solution
     bks: float | None = None
     sense: str = "min"  # "max" for a knapsack: the gap is then (bks - cost) / bks
+    # (seconds since the solve started, best cost) at each improvement a search reported,
+    # ending with the returned solution's cost; empty for a solver that reports no costs
+    trajectory: tuple[tuple[float, float], ...] = ()
 
     @property
     def gap(self) -> float | None:
@@ -224,16 +227,46 @@ def require_problem(solver: Solver, instance: Instance) -> None:
             f"(it solves {', '.join(p.upper() for p in solver.problems)})")
 
 
+class Trajectory:
+    """The improvement trajectory of one solve, from the progress reports that carry a best
+    cost (hgs, sisr, nds report each improvement), timed on the search's own clock: the one
+    its time limit bounds (compiling kernels on first use comes before it)."""
+
+    def __init__(self, forward: ProgressFn | None = None):
+        self.forward = forward
+        self.points: list[tuple[float, float]] = []
+
+    def __call__(self, report: Progress) -> None:
+        if report.best is not None and (not self.points or report.best < self.points[-1][1]):
+            self.points.append((report.seconds, report.best))
+        if self.forward is not None:
+            self.forward(report)
+
+    def final(self, seconds: float, cost: float) -> tuple[tuple[float, float], ...]:
+        """The points with the returned solution's cost last: better than the last report
+        (a polish after the search), it is a point at ``seconds``; else it is the last
+        report's solution in the instance's own measure (PyVRP's costs are integers)."""
+        if not self.points:
+            return ()
+        at, best = self.points[-1]
+        if cost < best:
+            return (*self.points, (seconds, cost))
+        return (*self.points[:-1], (at, cost))
+
+
 def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
         bks: float | None = None, progress: ProgressFn | None = None) -> SolveResult:
-    """Solve, time, re-cost on the instance's own scale and validate."""
+    """Solve, time, re-cost on the instance's own scale and validate; the result carries the
+    improvement trajectory the solver reported."""
     from routecli.problems import cost, validate
 
     require_problem(solver, instance)
     start = time.perf_counter()
-    solution = solver.solve(instance, seed=seed, stop=stop, progress=progress)
+    trajectory = Trajectory(progress)
+    solution = solver.solve(instance, seed=seed, stop=stop, progress=trajectory)
     seconds = time.perf_counter() - start
     problems = validate(instance, solution)
+    value = cost(instance, solution)
     return SolveResult(instance.name, instance.problem, instance.size, solver.name,
-                       cost(instance, solution), seconds, not problems, problems, solution, bks,
-                       instance.sense)
+                       value, seconds, not problems, problems, solution, bks,
+                       instance.sense, trajectory.final(seconds, value))

@@ -124,3 +124,25 @@ def test_every_command_line_option_a_model_declares_is_a_setting_of_that_model()
             assert setting in {f.name for f in settings_fields(settings_type(model))}, (model,
                                                                                         setting)
             assert option.help and not option.help.endswith("."), (model, setting)
+
+
+@pytest.mark.parametrize("model", ["hgs", "sisr"])
+def test_a_search_reports_its_improvement_trajectory_ending_at_the_returned_cost(model):
+    from routecli.generate import GENERATORS, batch_instances
+    from routecli.solvers import make_solver, run
+    from routecli.stop import MaxIterations
+
+    instance = batch_instances("cvrp", GENERATORS["cvrp"](1, 30, 0), rule="euc2d")[0]
+    result = run(make_solver(model), instance, seed=0, stop=MaxIterations(300))
+    times = [t for t, _ in result.trajectory]
+    costs = [c for _, c in result.trajectory]
+    assert len(costs) >= 2 and times == sorted(times) and times[-1] <= result.seconds
+    assert all(a > b for a, b in zip(costs, costs[1:]))  # improvements only
+    assert costs[-1] == result.cost
+
+
+def test_a_construction_reports_no_trajectory(data_dir):
+    from routecli.io import read_instance
+    from routecli.solvers import make_solver, run
+
+    assert run(make_solver("nn"), read_instance(data_dir / "tiny.vrp")).trajectory == ()

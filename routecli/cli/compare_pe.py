@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from routecli.cli import choices
-from routecli.cli.common import Device, Threads, deprecated, err_console
+from routecli.cli.common import Device, ExecutorName, Scheduler, Threads, deprecated, err_console
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 TABLE4 = choices.COMPARE_PE_DEFAULT
@@ -57,6 +57,12 @@ def compare_pe(
         "--augment", hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
+    executor: ExecutorName = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, metavar="N",
+        help="Worker processes of pool and of dask's LocalCluster, one (PE, seed) pair and one "
+             "thread each (default 1: this process, with --threads).")] = 1,
+    scheduler: Scheduler = None,
     summary_only: Annotated[bool, typer.Option(
         help="Print the table of the rows already in --out, train nothing.")] = False,
     versus: Annotated[str | None, typer.Option(
@@ -69,6 +75,7 @@ def compare_pe(
     (mean ± sd over seeds), paired comparisons with IPE+XPE and the paper's values."""
     from routecli.cli.common import console
     from routecli.experiments.pe.compare import compare
+    from routecli.tasks import make_executor
 
     if pe.strip().lower() == "all":
         err_console.print("note: compare-pe --pe all is deprecated (it means table4 here, and "
@@ -77,7 +84,7 @@ def compare_pe(
     done = compare(problem, size, pe, runs if seeds is None else seeds, budget, backbone, out,
                    test_size, images if augment is None else augment, threads, device,
                    summary_only, versus, log=lambda line: console.print(line, markup=False),
-                   capacity=capacity)
+                   capacity=capacity, executor=make_executor(executor, workers, scheduler))
     console.print(done.summary, markup=False)
     console.print(f"wrote {done.summary_files[0]} and {done.summary_files[1]}")
     if done.claims:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -33,9 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from routecli.atomic import atomic_write_text
 from routecli.errors import OptionError
 from routecli.experiments import stats
 from routecli.miloop.options import Loss
+from routecli.tasks import Executor, Inline, Task, run_tasks, task_key
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,8 @@ def set_name(size: int, protocol: Protocol) -> str:
 def evaluate_variant(weights: Path, size: int, protocol: Protocol, jobs: int = 1
                      ) -> tuple[np.ndarray, np.ndarray, float]:
     """Greedy costs of the policy in ``weights`` on the test set of ``size``, the PyVRP
-    reference costs (cached) and the decoding seconds."""
+    reference costs (cached; computed on ``jobs`` processes when missing) and the decoding
+    seconds."""
     import torch
 
     from routecli import generate
@@ -218,35 +220,67 @@ class Evaluation:
         return gap(self.costs, self.reference)
 
 
+def train_and_test(name: str, seed: int, protocol: Protocol, folder: Path, sizes: list[int],
+                   threads: int = 1, compile: bool = True, steps: int | None = None
+                   ) -> tuple[list[Evaluation], str]:
+    """Train (or resume) (variant ``name``, ``seed``) in ``folder`` and test it on ``sizes``
+    (a task): the evaluations and the training log's text."""
+    trained = train_variant(name, seed, protocol, folder, threads, compile, steps=steps)
+    results = []
+    for size in sizes:
+        costs, reference, seconds = evaluate_variant(folder / "last.pt", size, protocol)
+        results.append(Evaluation(name, seed, size, costs, reference, seconds,
+                                  int(trained["steps"]), trained["cpu_seconds"]))
+    return results, (folder / "log.jsonl").read_text()
+
+
 def run_study(names: list[str], seeds: list[int], protocol: Protocol, runs: Path, logs: Path,
               is_done: Callable[[str, int, int], bool], record: Callable[[Evaluation], None],
               threads: int = 1, compile: bool = True, jobs: int = 1,
-              log: Callable[[str], None] = print) -> None:
+              log: Callable[[str], None] = print, executor: Executor | None = None) -> None:
     """Train and test every (variant, seed, test size) that ``is_done`` does not report done,
-    seed by seed (an interrupted study has every variant on its first seeds), handing each
-    test result to ``record`` (the caller's result store). Run folders are ``runs/<variant>-
-    s<seed>``; each trained run's ``log.jsonl`` is copied to ``logs/`` for the learning
-    curves."""
-    for seed in seeds:
-        for name in names:
-            missing = [size for size in protocol.test_sizes if not is_done(name, seed, size)]
-            if not missing:
-                continue
-            folder = runs / f"{name}-s{seed}"
-            steps = protocol.steps or (None if seed == seeds[0]
-                                       else budget_steps(logs, name, seeds[0]))
-            trained = train_variant(name, seed, protocol, folder, threads, compile, steps=steps)
-            log(f"{name} seed {seed}: trained {trained['steps']:.0f} steps, "
-                f"{trained['cpu_seconds'] / 60:.1f} CPU-min")
-            logs.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(folder / "log.jsonl", logs / f"{name}-s{seed}.jsonl")
-            for size in missing:
-                costs, reference, seconds = evaluate_variant(folder / "last.pt", size,
-                                                             protocol, jobs)
-                result = Evaluation(name, seed, size, costs, reference, seconds,
-                                    int(trained["steps"]), trained["cpu_seconds"])
-                record(result)
-                log(f"{name} seed {seed} TSP-{size}: gap {result.gaps.mean():.2f}%")
+    each (variant, seed) a task on ``executor`` (default: this process), handing each test
+    result to ``record`` (the caller's result store) as its task finishes. Without a step
+    budget (``protocol.steps``) the first seed of every variant runs first (it spends the CPU
+    budget, :func:`budget_steps`), then the other seeds; an interrupted study has every
+    variant on its first seeds. Run folders are
+    ``runs/<variant>-s<seed>``; each trained run's ``log.jsonl`` is copied to ``logs/`` for
+    the learning curves. The PyVRP references of the test sets are computed first, on
+    ``jobs`` processes."""
+    from routecli import generate
+    from routecli.baselines.reference import reference_solutions
+
+    for size in protocol.test_sizes:
+        raw = generate.tsp(protocol.test_num, size, protocol.test_seed)
+        reference_solutions(generate.batch_instances("tsp", raw), jobs=jobs, progress=False)
+
+    def keep(task: Task, result: tuple[list[Evaluation], str]) -> None:
+        evaluations, text = result
+        name, seed = task.args[0], task.args[1]
+        logs.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(logs / f"{name}-s{seed}.jsonl", text)
+        for evaluation in evaluations:
+            record(evaluation)
+            log(f"{name} seed {seed} TSP-{evaluation.size}: trained "
+                f"{evaluation.train_steps} steps, {evaluation.train_cpu_seconds / 60:.1f} "
+                f"CPU-min; gap {evaluation.gaps.mean():.2f}%")
+
+    with executor or Inline() as engine:
+        for wave in ([seeds] if protocol.steps else [[seeds[0]], seeds[1:]]):
+            tasks = []
+            for seed in wave:
+                for name in names:
+                    missing = [s for s in protocol.test_sizes if not is_done(name, seed, s)]
+                    if not missing:
+                        continue
+                    steps = protocol.steps or (None if seed == seeds[0]
+                                               else budget_steps(logs, name, seeds[0]))
+                    tasks.append(Task(
+                        task_key("ablation", f"{name}-s{seed}", variant=name, seed=seed,
+                                 settings=protocol.settings(name), sizes=missing, steps=steps),
+                        train_and_test, (name, seed, protocol, runs / f"{name}-s{seed}",
+                                         missing, threads, compile, steps)))
+            run_tasks(tasks, engine, keep)
 
 
 @dataclass(frozen=True)

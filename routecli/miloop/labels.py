@@ -35,6 +35,7 @@ from routecli.baselines.reference import encode as encode_solution
 from routecli.miloop.options import DISTRIBUTIONS, MIXED_PROBLEMS
 from routecli.problems import Routes, Tour
 from routecli.problems.geometry import augment8, unit_square
+from routecli.tasks import Executor, Task, make_executor, run_tasks, task_key
 
 GRID = 1000  # integer coordinates of mixed instances, as in CVRPLIB X
 DEMAND_RANGES = ((1, 1), (1, 3), (1, 10), (5, 10), (1, 100), (50, 100))
@@ -207,8 +208,10 @@ class LabelStore:
     def __len__(self) -> int:
         return self.chunk * len(self.chunks())
 
-    def label_chunk(self, chunk: int, jobs: int = 1) -> None:
-        """Solve chunk ``chunk`` with PyVRP on the store's budget and write it."""
+    def label_arrays(self, chunk: int, jobs: int = 1) -> dict[str, Any]:
+        """The arrays of chunk ``chunk``: PyVRP's solutions on the store's budget, encoded,
+        and the digest of the instances (a task, in any process; :meth:`write_chunk` stores
+        them)."""
         from routecli.generate import batch_instances
 
         raw = self.chunk_instances(chunk)
@@ -219,9 +222,20 @@ class LabelStore:
         for name in encoded[0]:
             arrays[f"label_{name}"] = np.concatenate([e[name] for e in encoded]).astype(np.int16)
             arrays[f"length_{name}"] = np.array([len(e[name]) for e in encoded], np.int16)
+        return arrays
+
+    def write_chunk(self, chunk: int, arrays: dict[str, Any]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.chunk_path(chunk),
-                     lambda fh: np.savez_compressed(fh, **arrays))
+        atomic_write(self.chunk_path(chunk), lambda fh: np.savez_compressed(fh, **arrays))
+
+    def label_chunk(self, chunk: int, jobs: int = 1) -> None:
+        """Solve chunk ``chunk`` with PyVRP on the store's budget and write it."""
+        self.write_chunk(chunk, self.label_arrays(chunk, jobs))
+
+    def chunk_task(self, chunk: int) -> Task:
+        """Labelling chunk ``chunk`` as a task (its result goes to :meth:`write_chunk`)."""
+        return Task(task_key("labels", f"{self.folder.name}-{chunk}", folder=self.folder.name,
+                             chunk=chunk), self.label_arrays, (chunk,))
 
     def read_chunk(self, chunk: int) -> LabelPool:
         raw = self.chunk_instances(chunk)
@@ -236,15 +250,19 @@ class LabelStore:
                      for i in range(self.chunk)]
         return LabelPool(self.problem, raw, solutions)
 
-    def ensure(self, count: int, jobs: int = 1, progress: bool = True) -> LabelPool:
-        """Label the missing chunks among the first ``ceil(count / chunk)``, then load every
-        chunk there is (a store grown in the background gives more)."""
+    def ensure(self, count: int, jobs: int = 1, progress: bool = True,
+               executor: Executor | None = None) -> LabelPool:
+        """Label the missing chunks among the first ``ceil(count / chunk)``, a task each on
+        ``executor`` (default: a local pool of ``jobs`` processes), each written as it
+        finishes; then load every chunk there is (a store grown in the background gives
+        more)."""
         missing = [c for c in range(-(-count // self.chunk)) if not self.chunk_path(c).exists()]
         if missing and progress:
             print(f"labelling {len(missing) * self.chunk} {self.problem}-{self.size} instances "
                   f"into {self.folder}", flush=True)
-        for c in missing:
-            self.label_chunk(c, jobs)
+        with executor or make_executor("pool", jobs) as engine:
+            run_tasks([self.chunk_task(c) for c in missing], engine,
+                      lambda task, arrays: self.write_chunk(task.args[0], arrays))
         return self.load()
 
     def load(self, limit: int | None = None) -> LabelPool:

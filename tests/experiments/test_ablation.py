@@ -21,6 +21,7 @@ from routecli.experiments.ablation import (
     summarize,
     train_config,
 )
+from routecli.tasks import Pool
 
 
 def test_each_variant_switches_its_components(tmp_path):
@@ -85,7 +86,7 @@ def test_equal_updates_are_part_of_the_settings_only_when_set():
 
 
 @pytest.mark.slow
-def test_a_tiny_study_trains_tests_and_resumes(tmp_path, monkeypatch):
+def test_a_tiny_study_trains_tests_and_resumes_on_a_pool(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     protocol = Protocol(train_size=6, batch=2, rollouts=3, cpu_minutes=0.005, chunk=1,
                         val_instances=2, test_sizes=(6, 7), test_num=2)
@@ -99,7 +100,7 @@ def test_a_tiny_study_trains_tests_and_resumes(tmp_path, monkeypatch):
 
     logs = tmp_path / "out" / "logs"
     study = (["full", "no-fusion"], [0], protocol, tmp_path / "runs", logs, is_done, record)
-    run_study(*study, compile=False, log=lambda line: None)
+    run_study(*study, compile=False, log=lambda line: None, executor=Pool(2))  # a task each
     assert sorted(stored) == [("full", 0, 6), ("full", 0, 7), ("no-fusion", 0, 6),
                               ("no-fusion", 0, 7)]
     for result in stored.values():

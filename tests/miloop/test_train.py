@@ -170,13 +170,13 @@ def test_supervised_stage_trains_on_a_reused_label_store_of_mixed_sizes(tmp_path
     import routecli.miloop.labels as labels
 
     calls = []
-    original = labels.reference_solutions
+    original = labels.LabelStore.write_chunk
 
-    def counted(instances, *args, **kwargs):
-        calls.append(len(instances))
-        return original(instances, *args, **kwargs)
+    def counted(self, chunk, arrays):  # chunks are tasks of a pool, written by this process
+        calls.append(len(arrays["length_nodes"]))
+        return original(self, chunk, arrays)
 
-    monkeypatch.setattr(labels, "reference_solutions", counted)
+    monkeypatch.setattr(labels.LabelStore, "write_chunk", counted)
     monkeypatch.setattr(labels, "LABEL_CHUNK", 3)
     for run in ("a", "b"):
         cfg = tiny_config(tmp_path / run, problem="cvrp", distribution="mixed",
