@@ -16,7 +16,7 @@ from routecli.stop import MAX_SECONDS, MaxRuntime
 if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
 
-RUN_FILES = "last.pt, best.pt, log.jsonl"
+RUN_FILES = "last.pt, state-bf16.pt, best.pt, log.jsonl"
 
 
 def _time_limit(value: float | None) -> float | None:
