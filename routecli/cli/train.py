@@ -16,7 +16,8 @@ from routecli.stop import MAX_SECONDS, MaxRuntime
 if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
 
-RUN_FILES = "last.pt, state-bf16.pt, best.pt, log.jsonl"
+RUN_FILES = "last.pt, best.pt, log.jsonl"
+MILOOP_RUN_FILES = "last.pt, state-bf16.pt, best.pt, log.jsonl"  # with its compact state
 
 
 def _time_limit(value: float | None) -> float | None:
@@ -31,13 +32,14 @@ TrainTimeLimit = Annotated[float | None, typer.Option(
     "last.pt.")]
 
 
-def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool) -> Path:
+def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool,
+               files: str = RUN_FILES) -> Path:
     """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``),
     checked (:func:`routecli.train.runlog.check_run_folder`) and said out loud."""
     from routecli.train.runlog import check_run_folder
 
     folder = check_run_folder(Path(out or run_dir or default), resume)
-    console.print(f"{'resuming' if resume else 'writing'} {folder}/ ({RUN_FILES})",
+    console.print(f"{'resuming' if resume else 'writing'} {folder}/ ({files})",
                   markup=False)
     return folder
 
@@ -64,7 +66,7 @@ def train(
                      ] = "miloop",
     out: Annotated[str | None, typer.Option(
         "--out", "-o", metavar="FOLDER",
-        help=f"Run folder for {RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
+        help=f"Run folder for {MILOOP_RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
     run_dir: Annotated[str | None, typer.Option(
         "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
     size: Annotated[int | None, typer.Option(
@@ -175,6 +177,6 @@ def train(
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
                       device=device, layers=layers, fusion=fusion, gated=gated, memory=memory,
                       targets=targets)
-    folder = run_folder(out, run_dir, cfg.run_dir, resume)
+    folder = run_folder(out, run_dir, cfg.run_dir, resume, MILOOP_RUN_FILES)
     trainer = Trainer(cfg, resume=resume)
     report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)
