@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
 
 RUN_FILES = "last.pt, best.pt, log.jsonl"
+MILOOP_RUN_FILES = "last.pt, state-bf16.pt, best.pt, log.jsonl"  # with its compact state
 # Ranges of the training options (with the shared ones of routecli.limits)
 MIN_LR = 1e-8  # below it AdamW moves no weight measurably
 MIN_BETA, MAX_BETA = 1e-4, 100.0  # DPO's scale of the preference margin
@@ -34,7 +35,8 @@ TrainTimeLimit = Annotated[float | None, typer.Option(
     "last.pt.")]
 
 
-def run_folder(out: Path | None, run_dir: Path | None, default: str, resume: bool) -> Path:
+def run_folder(out: Path | None, run_dir: Path | None, default: str, resume: bool,
+               files: str = RUN_FILES) -> Path:
     """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``): a
     folder it can write in (:func:`routecli.cli.outputs.check_folder`), checked as a run
     (:func:`routecli.train.runlog.check_run_folder`) and said out loud."""
@@ -43,7 +45,7 @@ def run_folder(out: Path | None, run_dir: Path | None, default: str, resume: boo
     folder = out or run_dir or Path(default)
     check_folder(folder)
     check_run_folder(folder, resume)
-    console.print(f"{'resuming' if resume else 'writing'} {folder}/ ({RUN_FILES})",
+    console.print(f"{'resuming' if resume else 'writing'} {folder}/ ({files})",
                   markup=False)
     return folder
 
@@ -70,7 +72,7 @@ def train(
                      ] = "miloop",
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", metavar="FOLDER", parser=output_path,
-        help=f"Run folder for {RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
+        help=f"Run folder for {MILOOP_RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
     run_dir: Annotated[Path | None, typer.Option(
         "--run-dir", hidden=True, parser=output_path, callback=deprecated("--run-dir", "--out"))] = None,
     size: Annotated[int | None, typer.Option(
@@ -198,6 +200,6 @@ def train(
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
                       device=device, layers=layers, fusion=fusion, gated=gated, memory=memory,
                       targets=targets)
-    folder = run_folder(out, run_dir, cfg.run_dir, resume)
+    folder = run_folder(out, run_dir, cfg.run_dir, resume, MILOOP_RUN_FILES)
     trainer = Trainer(cfg, resume=resume)
     report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)

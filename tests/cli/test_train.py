@@ -58,7 +58,7 @@ def test_train_without_out_says_where_it_writes_shows_steps_and_keeps_old_runs(
             "--log-every", "1"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "writing runs/miloop-tsp/ (last.pt, best.pt, log.jsonl)" in out
+    assert "writing runs/miloop-tsp/ (last.pt, state-bf16.pt, best.pt, log.jsonl)" in out
     assert "step 1 " in out and "step 2 " in out
     assert main(argv) == 2  # a fresh run may not overwrite the run it finds
     err = capsys.readouterr().err.strip()
