@@ -33,3 +33,14 @@ def malformed_dir(tmp_path: Path) -> Path:
         folder = folder / "a-deliberately-deep-folder"
     shutil.copytree(DATA / "malformed", folder / "malformed")
     return folder / "malformed"
+
+
+def single_torch_thread():
+    """Small tensors: one torch thread is faster, and much faster on a busy machine (a
+    conftest makes it an autouse fixture of its folder)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

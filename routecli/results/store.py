@@ -1,0 +1,145 @@
+"""The one result store: an append-only CSV of keyed rows, each with its provenance.
+
+The results files that grow as work finishes are :class:`ResultStore` files: ``routecli
+bench``'s ``results.csv`` (:class:`routecli.results.ResultLog`), ``routecli
+compare-pe``'s ``rows.csv`` and ``untrained.csv`` (:mod:`routecli.experiments.pe.pairs`), the PE
+learning curves' ``curve.csv`` (:mod:`routecli.experiments.pe.curve`) and the row files of the
+scripts under ``benchmarks/`` (``ResultLog`` or ``ResultStore``; ``learning_curve.py`` and
+``fuzz_inputs.py`` among them). Rows are keyed by what
+ran, its settings and the instance (its :func:`~routecli.problems.fingerprint.fingerprint`
+or file), each appended under an exclusive
+file lock and fsync-ed with the git commit, the UTC date and the command line
+(:class:`Provenance`). A rerun skips the keys already there, so a run killed at any point
+resumes without losing or repeating a row (a row torn by the kill is dropped). A file of an
+earlier layout that a store names (``legacy``) reads as it is and is rewritten in the store's
+columns, atomically, at its next row. Long work that several processes share (one per core)
+is divided with :func:`routecli.atomic.claim`, a lock the kernel releases when its holder
+dies, so a crashed run never leaves a stale claim: compare-pe's and the learning curves'
+(PE, seed) pairs; ``routecli bench`` gives its folder one writer with the same lock
+(:func:`routecli.atomic.sole_writer`).
+
+Not a store: compare-pe's per-instance ``costs.csv``, whose rows carry
+no provenance of their own (their ``rows.csv`` row has it) and are appended by key
+(PE, seed, instance) with :func:`routecli.atomic.append_csv_rows` (:func:`read_csv` reads
+it without a torn last line).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from routecli.atomic import append_csv_rows
+from routecli.errors import RoutecliError
+from routecli.results.provenance import PROVENANCE, Provenance
+
+
+class ResultStoreError(RoutecliError):
+    """A results file that another layout or run wrote."""
+
+
+def read_csv(path: str | Path) -> list[dict[str, str]]:
+    """The rows of a CSV written row by row (none when it is missing), a last line torn by a
+    killed writer left out."""
+    return _parse(Path(path))[1]
+
+
+def _parse(path: Path, text: str | None = None) -> tuple[list[str] | None, list[dict[str, str]]]:
+    """The header and the complete rows of ``text`` (default: the file's)."""
+    if text is None:
+        if not path.exists():
+            return None, []
+        with open(path, newline="") as fh:
+            text = fh.read()
+    reader = csv.DictReader(io.StringIO(text[: text.rfind("\n") + 1]))
+    rows = list(reader)
+    return (None if reader.fieldnames is None else list(reader.fieldnames)), rows
+
+
+class ResultStore:
+    """An append-only results CSV: ``columns`` after the provenance columns, rows keyed by the
+    ``key`` columns (what ran, its settings, the instance). Opening it reads what an earlier
+    run stored; :meth:`add` appends one row under a file lock, flushed and fsync-ed, so
+    processes may share the file and a killed run resumes by skipping :meth:`done` keys.
+
+    ``legacy`` lists the headers of earlier layouts of the file (subsets of the columns, e.g.
+    before the provenance was recorded): such a file reads as it is, the absent columns empty,
+    and the first :meth:`add` rewrites it in the columns, atomically, saying so on stderr."""
+
+    def __init__(self, path: str | Path, columns: Iterable[str], key: Iterable[str],
+                 provenance: Provenance | None = None, legacy: Iterable[Iterable[str]] = ()):
+        self.path = Path(path)
+        self.columns = PROVENANCE + [c for c in dict.fromkeys(columns) if c not in PROVENANCE]
+        self.key = list(key)
+        self.legacy = [list(header) for header in legacy]
+        named = [*self.key, *(c for header in self.legacy for c in header)]
+        if unknown := [c for c in named if c not in self.columns]:
+            raise ValueError(f"key or legacy columns {unknown} are not columns of {self.path}")
+        self.provenance = provenance
+        self.rows: list[dict[str, str]] = []
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the rows other processes have stored since (a torn last line is left out)."""
+        self.rows = self._rows(*_parse(self.path))
+
+    def _rows(self, header: list[str] | None,
+              rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        """``rows`` read under ``header``, in the columns."""
+        if header is None or header == self.columns:
+            return rows
+        if header not in self.legacy:
+            raise ResultStoreError(f"{self.path} has the columns {','.join(header)}, "
+                                   f"not {','.join(self.columns)}; write to a new file")
+        return [{c: r.get(c, "") for c in self.columns} for r in rows]
+
+    def _migrate(self, text: str) -> str:
+        """``text``, a file of a legacy layout, in the columns (for :meth:`add`)."""
+        header, rows = _parse(self.path, text)
+        buffer = io.StringIO(newline="")
+        writer = csv.DictWriter(buffer, fieldnames=self.columns)
+        writer.writeheader()
+        writer.writerows(self._rows(header, rows))
+        print(f"note: {self.path}: rewrote its {len(rows)} rows of columns "
+              f"{','.join(header or [])} in the columns {','.join(self.columns)} "
+              "(empty where not recorded)", file=sys.stderr)
+        return buffer.getvalue()
+
+    def _key_of(self, values: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(text(values[k]) for k in self.key)
+
+    def get(self, **key: Any) -> dict[str, str] | None:
+        """The stored row of ``key`` (every key column given)."""
+        want = self._key_of(key)
+        return next((r for r in self.rows if self._key_of(r) == want), None)
+
+    def done(self, **key: Any) -> bool:
+        return self.get(**key) is not None
+
+    def find(self, **match: Any) -> dict[str, str] | None:
+        """The first stored row whose columns equal ``match`` (compared as text)."""
+        want = {k: text(v) for k, v in match.items()}
+        return next((r for r in self.rows if all(r.get(k) == v for k, v in want.items())), None)
+
+    def add(self, **values: Any) -> dict[str, str]:
+        """Append one row (provenance filled in from this run unless given)."""
+        provenance = self.provenance = self.provenance or Provenance.current()
+        record = {**asdict(provenance), **values}
+        if missing := [c for c in self.columns if c not in record]:
+            raise ValueError(f"row for {self.path} lacks {missing}")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        append_csv_rows(self.path, self.columns, [{c: record[c] for c in self.columns}],
+                        migrate=self._migrate if self.legacy else None)
+        stored = {c: text(record[c]) for c in self.columns}
+        self.rows.append(stored)
+        return stored
+
+
+def text(value: Any) -> str:
+    """A value as the CSV stores it (None as empty)."""
+    return "" if value is None else str(value)
