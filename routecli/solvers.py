@@ -166,12 +166,40 @@ class SolveResult:
 
 
 def require_problem(solver: Solver, instance: Instance) -> None:
-    """Refuse an instance of a problem ``solver`` does not solve (commands check every input
-    before solving the first)."""
+    """Refuse an instance ``solver`` will not solve: one of a problem it does not solve, or
+    one its optional ``check(instance)`` refuses (too large for the memory here, a warm start
+    that does not fit). Commands check every input before solving the first."""
     if instance.problem not in solver.problems:
         raise UnknownSolverError(
             f"model {solver.name!r} does not solve {instance.problem.upper()} "
             f"(it solves {', '.join(p.upper() for p in solver.problems)})")
+    check: Callable[[Instance], None] | None = getattr(solver, "check", None)
+    if check is not None:
+        check(instance)
+
+
+def read_start(instance: Instance, path: str | os.PathLike[str]) -> Solution:
+    """The warm start in ``path`` (``--init``: a solution from any tool) for ``instance``,
+    read and validated; a file that does not read, or is not a feasible solution of the
+    instance, is an :class:`OptionError` naming what is wrong."""
+    from routecli.errors import RoutecliError, display_path
+    from routecli.io import read_solution
+    from routecli.problems import validate
+
+    where = display_path(path)
+    if not os.path.isfile(path):
+        raise OptionError(f"--init {where}: no such file")
+    try:
+        start = read_solution(path, instance)
+    except RoutecliError as exc:
+        raise OptionError(f"--init {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OptionError(f"--init {where}: cannot read ({type(exc).__name__})") from None
+    violations = validate(instance, start)
+    if violations:
+        raise OptionError(f"--init {where} is not a feasible solution of {instance.name}: "
+                          f"{violations[0]}")
+    return start
 
 
 def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,

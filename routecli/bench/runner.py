@@ -25,7 +25,7 @@ from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution, written_by_routecli
 from routecli.plots.figure import png_made_by
 from routecli.results import Provenance, ResultLog, ResultRow, ResultStoreError, portable_path
-from routecli.solvers import Solver, make_solver, run
+from routecli.solvers import Solver, make_solver, require_problem, run
 from routecli.stop import Criterion, describe
 
 BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.results
@@ -226,10 +226,14 @@ def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: 
     """Solve ``files`` not yet in ``out/results.csv``; returns all rows (old and new).
 
     ``settings`` is the model's ``Settings``. The solver is built and the folder claimed
-    (:func:`bench_folder`) before any work, so an unknown model, a bad option or another
-    run's folder fails early. ``on_start`` gets the number of files already done; ``finish``
-    runs on the rows while the folder is still locked (the report)."""
+    (:func:`bench_folder`) and every instance is checked against it before any work, so an
+    unknown model, a bad option, an instance the model refuses (another problem, too large
+    for the memory here) or another run's folder fails early. ``on_start`` gets the number of
+    files already done; ``finish`` runs on the rows while the folder is still locked (the
+    report)."""
     solver = make_solver(model, settings)
+    for path in files:
+        require_problem(solver, read_instance(path, rounding))
     config = run_config(model, settings, seed, stop, rounding)
     with bench_folder(out, files, config, force):
         csv_path = out / RESULTS_FILE

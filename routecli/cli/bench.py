@@ -49,6 +49,8 @@ def bench(
     from routecli.bench.report import REPORT_FILE
     from routecli.io import read_instance
 
+    if options.init is not None:
+        raise OptionError("--init applies to solve with one instance, not to bench")
     files = resolve([*sets, *(targets or [])], data_root)
     if not files:
         raise OptionError("nothing to solve: pass --set, folders or files")

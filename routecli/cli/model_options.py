@@ -69,6 +69,10 @@ RemovalPolicy = Annotated[Policy | None, typer.Option(
     f"{', '.join(NDS_POLICIES)} (default {NDS_POLICIES[0]}).")]
 Polish = Annotated[bool, typer.Option("--polish",
                                       help="sisr, nds: local-search polish of the result.")]
+Init = Annotated[Path | None, typer.Option(
+    "--init", metavar="FILE",
+    help="sisr, nds, hgs: start the search from this solution (a .sol or .tour from any tool, "
+    "a neural model included), checked against the instance before solving; one instance.")]
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ class RunOptions:
     pe: str | None = None
     policy: Policy | None = None
     polish: bool = False
+    init: Path | None = None
 
     def stop(self) -> Criterion | None:
         from routecli.stop import stop_after
@@ -117,14 +122,14 @@ class RunOptions:
 
 
 MODEL_OPTIONS = ("decode", "starts", "augment", "checkpoint", "candidates", "precision", "pe",
-                 "policy", "polish")
+                 "policy", "polish", "init")
 # Each field's declaration (its default is the field's).
 _DECLARED: dict[str, Any] = {
     "model": ModelName, "time_limit": TimeLimit, "iterations": Iterations,
     "no_improvement": NoImprovementLimit, "seed": Seed, "threads": Threads, "device": Device,
     "decode": DecodeOption, "starts": Starts, "augment": Augment, "checkpoint": Checkpoint,
     "candidates": Candidates, "precision": PrecisionOption, "pe": PositionalEncoding, "policy": RemovalPolicy,
-    "polish": Polish,
+    "polish": Polish, "init": Init,
 }
 
 
