@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from routecli.errors import OptionError
@@ -178,7 +179,7 @@ def require_problem(solver: Solver, instance: Instance) -> None:
         check(instance)
 
 
-def read_start(instance: Instance, path: str | os.PathLike[str]) -> Solution:
+def read_start(instance: Instance, path: str | Path) -> Solution:
     """The warm start in ``path`` (``--init``: a solution from any tool) for ``instance``,
     read and validated; a file that does not read, or is not a feasible solution of the
     instance, is an :class:`OptionError` naming what is wrong."""

@@ -62,8 +62,8 @@ def integer_matrices(instance: Instance, scale: float) -> tuple[np.ndarray, np.n
     while every value is an integer, as under the TSPLIB rules."""
     metric = instance.metric  # type: ignore[union-attr]
     n = metric.size
-    edges = (DistanceProvider.dense(metric.matrix) if metric.coords is None
-             else DistanceProvider.on_demand(metric.coords, metric.rule))
+    edges = (DistanceProvider.on_demand(metric.coords, metric.rule) if metric.coords is not None
+             else DistanceProvider.dense(metric.full_matrix()))
     distances = np.empty((n, n), np.int64)
     durations = distances
     rows = max(1, BLOCK_PAIRS // max(n, 1))
@@ -256,10 +256,11 @@ def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
 
 
 def _pyvrp_routes(solution: Tour | Routes) -> list[list[int]]:
-    """A solution as PyVRP's routes of client locations (a tour: one route from node 0)."""
+    """A solution as PyVRP's routes of client indices (client ``i`` is node ``i + 1``, after
+    the one depot); a tour is one route from node 0."""
     if isinstance(solution, Tour):
-        return [[int(v) for v in solution.order if v != 0]]
-    return [[int(v) for v in route] for route in solution.routes if len(route)]
+        return [[int(v) - 1 for v in solution.order if v != 0]]
+    return [[int(v) - 1 for v in route] for route in solution.routes if len(route)]
 
 
 def _solution(instance: Instance, data: pyvrp.ProblemData,

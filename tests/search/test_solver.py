@@ -53,3 +53,41 @@ def test_cvrplib_instance_on_its_rounded_metric(benchdata) -> None:  # noqa: ANN
     assert result.feasible
     assert result.cost == int(result.cost)  # integer edges under euc2d
     assert 0.0 <= result.gap < 5.0
+
+
+def test_twenty_thousand_customers_solve_without_a_distance_matrix() -> None:
+    """20,001 nodes: a dense float64 matrix alone would take 3.2 GB; the search keeps
+    coordinates, neighbour lists and a grid, and its peak stays a small fraction of that."""
+    import tracemalloc
+
+    inst = batch_instances("cvrp", cvrp(1, 20_000, 0))[0]
+    solver = make_solver("sisr")
+    tracemalloc.start()
+    try:
+        result = run(solver, inst, seed=0, stop=MaxIterations(300))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.feasible, result.problems[:3]
+    assert solver.last is not None and solver.last.iterations == 300
+    assert peak < 150 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pcvrp"])
+def test_a_warm_start_is_where_the_search_begins(problem: str, tmp_path) -> None:
+    from routecli.baselines.construction import NearestNeighbour
+    from routecli.io import write_solution
+    from routecli.problems import Routes
+
+    inst = batch_instances(problem, GENERATORS[problem](1, 30, 0))[0]
+    start = NearestNeighbour().solve(inst)
+    assert isinstance(start, Routes)
+    write_solution(tmp_path / "start.sol", inst, start)
+    solver = make_solver("sisr", init=str(tmp_path / "start.sol"))
+    seen: list[float] = []
+    result = run(solver, inst, seed=0, stop=MaxIterations(200),
+                 progress=lambda p: seen.append(p.best))
+    assert result.feasible
+    if problem != "pcvrp":  # PCVRP first drops the customers that do not pay for themselves
+        assert seen[0] == pytest.approx(inst.cost(start))
+    assert result.cost <= inst.cost(start) + 1e-9
