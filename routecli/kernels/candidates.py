@@ -93,6 +93,16 @@ def ring_cell(cx: int, cy: int, ring: int, t: int, nx: int, ny: int) -> int:
     return -1
 
 
+@nb.njit(cache=True, inline="always")
+def ring_span(start, cx, cy, ring, t, nx, ny):  # noqa: ANN001, ANN201
+    """Where the nodes of the ``t``-th cell of ring ``ring`` lie in the grid's ``nodes``:
+    ``(lo, hi)``, empty for a cell outside the grid."""
+    c = ring_cell(cx, cy, ring, t, nx, ny)
+    if c < 0:
+        return 0, 0
+    return start[c], start[c + 1]
+
+
 @nb.njit(cache=True)
 def grid_nearest(xy, cur, visited_row, demand, room, skip, k, start, nodes, cell, x0, y0, nx, ny,
                  dist, idx):
@@ -106,10 +116,8 @@ def grid_nearest(xy, cur, visited_row, demand, room, skip, k, start, nodes, cell
     max_ring = max(nx, ny)
     while ring <= max_ring:
         for t in range(max(8 * ring, 1)):
-            c = ring_cell(cx, cy, ring, t, nx, ny)
-            if c < 0:
-                continue
-            for p in range(start[c], start[c + 1]):
+            lo, hi = ring_span(start, cx, cy, ring, t, nx, ny)
+            for p in range(lo, hi):
                 j = nodes[p]
                 if j == skip or visited_row[j] or demand[j] > room:
                     continue

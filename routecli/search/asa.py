@@ -133,19 +133,19 @@ def workspace(num_nodes: int) -> tuple[np.ndarray, ...]:
 def _changed(ws, touched, num_touched, moved, num_moved) -> None:  # noqa: ANN001
     """Note in ``ws`` that the current solution changed on these routes and customers."""
     counts = ws[4]
-    routes, customers, route_listed, customer_listed = ws[8:12]
-    for i in range(num_touched):
-        r = touched[i]
-        if not route_listed[r]:
-            route_listed[r] = True
-            routes[counts[4]] = r
-            counts[4] += 1
-    for i in range(num_moved):
-        c = moved[i]
-        if not customer_listed[c]:
-            customer_listed[c] = True
-            customers[counts[5]] = c
-            counts[5] += 1
+    _list_new(touched, num_touched, ws[10], ws[8], counts, 4)
+    _list_new(moved, num_moved, ws[11], ws[9], counts, 5)
+
+
+@nb.njit(cache=True, inline="always")
+def _list_new(items, num, listed, out, counts, slot) -> None:  # noqa: ANN001
+    """Append to ``out`` the ``items[:num]`` not ``listed`` yet (``counts[slot]`` long)."""
+    for i in range(num):
+        v = items[i]
+        if not listed[v]:
+            listed[v] = True
+            out[counts[slot]] = v
+            counts[slot] += 1
 
 
 @nb.njit(cache=True)
@@ -155,10 +155,8 @@ def promote_best(cur, best, ws) -> None:  # noqa: ANN001
     counts, buf = ws[4], ws[6]
     routes, customers, route_listed, customer_listed = ws[8:12]
     sync_state(cur, best, routes, counts[4], customers, counts[5], buf)
-    for i in range(counts[4]):
-        route_listed[routes[i]] = False
-    for i in range(counts[5]):
-        customer_listed[customers[i]] = False
+    route_listed[routes[:counts[4]]] = False
+    customer_listed[customers[:counts[5]]] = False
     counts[4] = 0
     counts[5] = 0
 

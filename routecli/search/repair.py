@@ -23,7 +23,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from routecli.kernels.candidates import grid_cell, ring_cell
+from routecli.kernels.candidates import grid_cell, ring_span
 from routecli.kernels.provider import edge
 from routecli.search.state import (
     DEMAND,
@@ -174,10 +174,8 @@ def _nearby(dist, node_data, capacity, timed, grid, nodes, times, rstat, c, want
     met = 0
     for ring in range(max(nx, ny) + 1):
         for t in range(max(8 * ring, 1)):
-            g = ring_cell(cx, cy, ring, t, nx, ny)
-            if g < 0:
-                continue
-            for p in range(start[g], start[g + 1]):
+            lo, hi = ring_span(start, cx, cy, ring, t, nx, ny)
+            for p in range(lo, hi):
                 v = members[p]
                 met += 1
                 r = nodes[v, ROUTE]
