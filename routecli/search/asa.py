@@ -313,6 +313,13 @@ def initial_solution(problem: SearchProblem) -> SearchState:
     if not all(check_route(problem, state, int(r)) for r in np.flatnonzero(state.routes[:, SIZE])):
         raise InstanceFormatError(f"{problem.instance.name}: some customer fits in no route "
                                   "(demand above capacity or an unreachable time window)")
+    return improved_start(problem, state)
+
+
+def improved_start(problem: SearchProblem, state: SearchState) -> SearchState:
+    """``state`` after local search when the problem is ``exhaustive``
+    (:data:`routecli.search.state.EXHAUSTIVE_MAX_NODES`; above, the annealing improves a
+    start faster than full local-search passes do)."""
     if problem.exhaustive:
         local_search(problem.dist, problem.node_data, problem.capacity, problem.timed,
                      problem.neighbours, *state.arrays(), np.arange(1, problem.num_nodes))
@@ -332,7 +339,8 @@ def mean_edge(problem: SearchProblem, state: SearchState) -> float:
 def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed: int = 0,
           initial: Routes | None = None,
           progress: Callable[[float, float], None] | None = None) -> ASAResult:
-    """Run ASA from ``initial`` (:func:`initial_solution` when None); return the best found.
+    """Run ASA from ``initial`` (:func:`initial_solution` when None; a given start gets the
+    same local search, :func:`improved_start`); return the best found.
 
     ``progress(seconds, best_cost)`` is called whenever the best cost improves.
     """
@@ -341,7 +349,8 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
         raise ValueError("ASA needs a time limit or an iteration budget")
     rng = np.random.default_rng(seed)
     seed_kernels(seed)
-    cur = initial_solution(problem) if initial is None else from_routes(problem, initial)
+    cur = (initial_solution(problem) if initial is None
+           else improved_start(problem, from_routes(problem, initial)))
     if problem.optional:  # the search assumes every served customer pays for itself
         drop_unprofitable(problem.dist, problem.node_data, problem.capacity, problem.timed,
                           *cur.arrays())
