@@ -41,6 +41,7 @@ BLOCK_PAIRS = 1 << 22  # node pairs per block when filling the integer matrices 
 # and Ghent1, 3,001 to 10,001 nodes: 0.50, 1.11, 2.64 GB); the base is rounded up.
 BYTES_PER_PAIR = 24
 BASE_BYTES = 400 * 2**20
+MEMORY_SHARE = 0.8  # of the memory available: the rest stays for the other processes
 _UNLIMITED = np.iinfo(np.int64).max
 
 
@@ -281,11 +282,12 @@ class HGS:
         available now (never an out-of-memory kill midway), and a warm start that does not
         fit."""
         need, free = memory_needed(instance), available_memory()
-        if free is not None and need > free:
+        if free is not None and need > MEMORY_SHARE * free:
             raise OptionError(
                 f"hgs: {instance.name} has {instance.metric.size} nodes; PyVRP's dense "  # type: ignore[union-attr]
-                f"matrices need about {need / 2**30:.1f} GiB and {free / 2**30:.1f} GiB is "
-                "available (sisr and nds --policy strings need no matrix)")
+                f"matrices need about {need / 2**30:.1f} GiB, more than {MEMORY_SHARE:.0%} of "
+                f"the {free / 2**30:.1f} GiB available (sisr and nds --policy strings need no "
+                "matrix)")
         self.start(instance)
 
     def start(self, instance: Instance) -> Tour | Routes | None:
