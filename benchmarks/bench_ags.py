@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -73,7 +74,8 @@ def markdown(rows: list[dict], machine: str) -> str:
             if r is None:
                 cells += ["", "", "", ""]
             elif r["refused"]:
-                cells += ["refused", "", "", r["refused"].split(";")[0].split(" need")[-1]]
+                need = re.search(r"need[s]? about [0-9.]+ GiB", r["refused"])
+                cells += ["refused", need.group() if need else r["refused"], "", ""]
             else:
                 cells += [f"{float(r['gap_pct']):.2f}%", str(r["peak_rss_mb"]),
                           f"{float(r['seconds']):.0f}", str(r["feasible"])]
