@@ -2,7 +2,8 @@
 model, one runner.
 
 A solver is a module with a settings dataclass ``Settings`` (defaults and docstrings) and a
-factory ``make(settings) -> Solver``, plus one line in :data:`REGISTRY`; it stops as a
+factory ``make(settings) -> Solver``, plus one entry in :data:`REGISTRY` (with the torch-free
+module declaring its command-line options, :class:`CliOption`); it stops as a
 :mod:`routecli.stop` criterion says. Modules are imported
 lazily, so ``routecli --help`` stays fast and torch is loaded only by models that need it.
 Every command solves through :func:`run`, which times the solve, re-costs the solution on the
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from routecli.errors import OptionError
 from routecli.stop import Criterion
@@ -47,19 +48,68 @@ class Solver(Protocol):
               progress: ProgressFn | None = None) -> Solution: ...
 
 
-REGISTRY: dict[str, tuple[str, str]] = {
-    # name: (module, one-line description)
-    "nn": ("routecli.baselines.construction", "nearest-neighbour construction (sanity baseline)"),
-    "hgs": ("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
-    "exact": ("routecli.baselines.knapsack", "exact knapsack optimum (HiGHS 0-1 program)"),
-    "miloop": ("routecli.miloop.solver",
-               "MiLoop constructive policy (selective memory propagation)"),
-    "sisr": ("routecli.search.solver",
-             "ruin-and-recreate with string removal + simulated annealing (non-neural control)"),
-    "nds": ("routecli.nds.solver",
-            "neural deconstruction search: learned removal policy (IPE+XPE) in annealed ruin-and-recreate"),
-    "dact": ("routecli.improve.solver", "learned improvement moves (compare-pe's DACT-style or N2S policy)"),
+class Entry(NamedTuple):
+    """A model of the registry: its solver module (``Settings``, ``make``), a one-line
+    description, and the torch-free module whose ``CLI_OPTIONS`` are the settings it offers on
+    the command line (None: none)."""
+
+    module: str
+    description: str
+    options: str | None = None
+
+
+REGISTRY: dict[str, Entry] = {
+    "nn": Entry("routecli.baselines.construction",
+                "nearest-neighbour construction (sanity baseline)"),
+    "hgs": Entry("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)",
+                 "routecli.baselines.hgs_options"),
+    "exact": Entry("routecli.baselines.knapsack", "exact knapsack optimum (HiGHS 0-1 program)"),
+    "miloop": Entry("routecli.miloop.solver",
+                    "MiLoop constructive policy (selective memory propagation)",
+                    "routecli.miloop.options"),
+    "sisr": Entry("routecli.search.solver",
+                  "ruin-and-recreate with string removal + simulated annealing (non-neural "
+                  "control)", "routecli.search.options"),
+    "nds": Entry("routecli.nds.solver",
+                 "neural deconstruction search: learned removal policy (IPE+XPE) in annealed "
+                 "ruin-and-recreate", "routecli.nds.options"),
+    "dact": Entry("routecli.improve.solver",
+                  "learned improvement moves (compare-pe's DACT-style or N2S policy)",
+                  "routecli.improve.options"),
 }
+
+
+@dataclass(frozen=True)
+class CliOption:
+    """A setting a model offers on the command line of ``solve`` and ``bench``, declared once
+    in the model's ``options`` module (:class:`Entry`): the ``Settings`` field, what it does
+    for this model (``help``: a phrase, the default included), and its values: ``choices``
+    (named values), else a ``kind`` (``int``, ``str``, ``bool``: a flag, ``"path"``: a file)
+    with an optional ``min``. Models offering the same setting share one option."""
+
+    setting: str
+    help: str
+    metavar: str = ""
+    choices: tuple[str, ...] = ()
+    kind: str = "str"
+    min: int | None = None
+
+
+# The warm start every search offers (``--init``; :func:`read_start`).
+WARM_START = CliOption("init", "start the search from this solution (a .sol or .tour from any "
+                       "tool, a neural model's included), checked against the instance before "
+                       "solving; one instance", "FILE", kind="path")
+
+
+def cli_options() -> dict[str, list[tuple[str, CliOption]]]:
+    """Every model's command-line options, by setting: ``(model, option)`` in registry order
+    (the options modules are torch-free, so ``--help`` stays fast)."""
+    offered: dict[str, list[tuple[str, CliOption]]] = {}
+    for name, entry in REGISTRY.items():
+        if entry.options is not None:
+            for option in importlib.import_module(entry.options).CLI_OPTIONS:
+                offered.setdefault(option.setting, []).append((name, option))
+    return offered
 
 
 class UnknownSolverError(OptionError):
@@ -69,7 +119,7 @@ class UnknownSolverError(OptionError):
 def _module(name: str) -> Any:
     if name not in REGISTRY:
         raise UnknownSolverError(f"unknown model {name!r}; choose from {', '.join(REGISTRY)}")
-    return importlib.import_module(REGISTRY[name][0])
+    return importlib.import_module(REGISTRY[name].module)
 
 
 class SolverSettings(Protocol):
@@ -134,6 +184,13 @@ def make_solver(name: str, settings: SolverSettings | None = None, **values: Any
     return solver
 
 
+def ran_with(solver: Solver, settings: SolverSettings) -> SolverSettings:
+    """The settings ``solver`` runs with: its own where it keeps them (the device resolved by
+    its constructor), else ``settings``; what results record."""
+    kept: SolverSettings = getattr(solver, "settings", settings)
+    return kept
+
+
 def apply_threads(threads: int | None) -> None:
     """Set torch's CPU threads (None: leave torch's default of one per core, which can be
     many times slower on a machine shared with other jobs), and OpenBLAS's (numba's matrix
@@ -158,6 +215,9 @@ class SolveResult:
     solution: Solution
     bks: float | None = None
     sense: str = "min"  # "max" for a knapsack: the gap is then (bks - cost) / bks
+    # (seconds since the solve started, best cost) at each improvement a search reported,
+    # ending with the returned solution's cost; empty for a solver that reports no costs
+    trajectory: tuple[tuple[float, float], ...] = ()
 
     @property
     def gap(self) -> float | None:
@@ -203,16 +263,46 @@ def read_start(instance: Instance, path: str | Path) -> Solution:
     return start
 
 
+class Trajectory:
+    """The improvement trajectory of one solve, from the progress reports that carry a best
+    cost (hgs, sisr, nds report each improvement), timed on the search's own clock: the one
+    its time limit bounds (compiling kernels on first use comes before it)."""
+
+    def __init__(self, forward: ProgressFn | None = None):
+        self.forward = forward
+        self.points: list[tuple[float, float]] = []
+
+    def __call__(self, report: Progress) -> None:
+        if report.best is not None and (not self.points or report.best < self.points[-1][1]):
+            self.points.append((report.seconds, report.best))
+        if self.forward is not None:
+            self.forward(report)
+
+    def final(self, seconds: float, cost: float) -> tuple[tuple[float, float], ...]:
+        """The points with the returned solution's cost last: better than the last report
+        (a polish after the search), it is a point at ``seconds``; else it is the last
+        report's solution in the instance's own measure (PyVRP's costs are integers)."""
+        if not self.points:
+            return ()
+        at, best = self.points[-1]
+        if cost < best:
+            return (*self.points, (seconds, cost))
+        return (*self.points[:-1], (at, cost))
+
+
 def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
         bks: float | None = None, progress: ProgressFn | None = None) -> SolveResult:
-    """Solve, time, re-cost on the instance's own scale and validate."""
+    """Solve, time, re-cost on the instance's own scale and validate; the result carries the
+    improvement trajectory the solver reported."""
     from routecli.problems import cost, validate
 
     require_problem(solver, instance)
     start = time.perf_counter()
-    solution = solver.solve(instance, seed=seed, stop=stop, progress=progress)
+    trajectory = Trajectory(progress)
+    solution = solver.solve(instance, seed=seed, stop=stop, progress=trajectory)
     seconds = time.perf_counter() - start
     problems = validate(instance, solution)
+    value = cost(instance, solution)
     return SolveResult(instance.name, instance.problem, instance.size, solver.name,
-                       cost(instance, solution), seconds, not problems, problems, solution, bks,
-                       instance.sense)
+                       value, seconds, not problems, problems, solution, bks,
+                       instance.sense, trajectory.final(seconds, value))

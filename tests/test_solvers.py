@@ -113,6 +113,41 @@ def test_a_knapsack_gap_is_the_share_of_the_best_value_missed():
     assert run(make_solver("exact"), kp, bks=best.cost).gap == 0.0
 
 
+def test_every_command_line_option_a_model_declares_is_a_setting_of_that_model():
+    from dataclasses import fields as settings_fields
+
+    from routecli.solvers import cli_options, settings_type
+
+    for setting, offers in cli_options().items():
+        assert len({option.kind for _, option in offers}) == 1, setting
+        for model, option in offers:
+            assert setting in {f.name for f in settings_fields(settings_type(model))}, (model,
+                                                                                        setting)
+            assert option.help and not option.help.endswith("."), (model, setting)
+
+
+@pytest.mark.parametrize("model", ["hgs", "sisr"])
+def test_a_search_reports_its_improvement_trajectory_ending_at_the_returned_cost(model):
+    from routecli.generate import GENERATORS, batch_instances
+    from routecli.solvers import make_solver, run
+    from routecli.stop import MaxIterations
+
+    instance = batch_instances("cvrp", GENERATORS["cvrp"](1, 30, 0), rule="euc2d")[0]
+    result = run(make_solver(model), instance, seed=0, stop=MaxIterations(300))
+    times = [t for t, _ in result.trajectory]
+    costs = [c for _, c in result.trajectory]
+    assert len(costs) >= 2 and times == sorted(times) and times[-1] <= result.seconds
+    assert all(a > b for a, b in zip(costs, costs[1:]))  # improvements only
+    assert costs[-1] == result.cost
+
+
+def test_a_construction_reports_no_trajectory(data_dir):
+    from routecli.io import read_instance
+    from routecli.solvers import make_solver, run
+
+    assert run(make_solver("nn"), read_instance(data_dir / "tiny.vrp")).trajectory == ()
+
+
 def test_a_warm_start_must_read_and_fit_the_instance(tmp_path, data_dir):
     from routecli.io import read_instance, write_solution
     from routecli.problems import Routes

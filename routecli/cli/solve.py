@@ -4,14 +4,11 @@ time, for people (a line per instance, a summary table) or for scripts (``--json
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from routecli.cli import strict_json
 from routecli.cli.common import (
     BKS_HELP,
     Rounding,
@@ -33,14 +30,6 @@ if TYPE_CHECKING:
     from routecli.solvers import Progress, Solver, SolveResult
     from routecli.stop import Criterion
 
-# The columns of --csv and the keys of each --json object, in order: what was solved, how
-# (model, seed, its settings, the weights' digest, the routecli version), and what came out.
-FIELDS = ("instance", "file", "problem", "size", "model", "seed", "settings",
-          "checkpoint_sha256", "routecli_version", "objective", "cost", "bks", "bks_source",
-          "gap_pct", "seconds", "search_seconds", "feasible", "violations", "solution_file")
-# What ``cost`` measures, per problem (routing problems not named: the route length).
-OBJECTIVES = {"kp": "value of the chosen items (maximised)",
-              "pcvrp": "length minus collected prizes"}
 # Seconds between two progress lines of a search when stderr is a file, not a terminal (the
 # status line shows only on a terminal).
 PROGRESS_EVERY = 30.0
@@ -78,7 +67,7 @@ def solve(
     paths = expand_inputs(list(files))
     if bks is not None and len(paths) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
-    if options.init is not None and len(paths) > 1:
+    if "init" in options.given and len(paths) > 1:
         raise OptionError("--init applies to a single instance; pass one file")
     stop = options.stop()
     settings = options.settings()
@@ -91,14 +80,13 @@ def solve(
                       machine=json_lines, settings=settings)
             for path, instance, target in zip(paths, instances, targets, strict=True)]
     if csv_file is not None:
-        write_csv(csv_file, rows)
+        from routecli.results import write_solve_csv
+
+        write_solve_csv(csv_file, rows)
     if len(rows) > 1 and not json_lines:
         console.print(summary_table(rows))
     if not all(row["feasible"] for row in rows):
         raise typer.Exit(1)
-
-
-CSV_HEADER = ",".join(FIELDS)  # the exact first line of every --csv file: routecli's mark
 
 
 def check_csv(path: Path, force: bool) -> None:
@@ -108,9 +96,12 @@ def check_csv(path: Path, force: bool) -> None:
 
 
 def csv_written_by_routecli(path: Path) -> bool:
+    """Whether ``path`` starts with the header of ``solve --csv``: routecli's mark."""
+    from routecli.results import SOLVE_FIELDS
+
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.readline().rstrip("\r\n") == CSV_HEADER
+            return fh.readline().rstrip("\r\n") == ",".join(SOLVE_FIELDS)
     except OSError:
         return False
 
@@ -119,9 +110,10 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
               stop: Criterion | None, bks: float | None, machine: bool,
               settings: Any = None) -> dict[str, Any]:
     """Solve one instance, report it (text or a JSON line), write its solution if feasible;
-    returns its row (:data:`FIELDS`)."""
+    returns its row (:data:`routecli.results.SOLVE_FIELDS`)."""
     from routecli.io import best_known
-    from routecli.solvers import run
+    from routecli.results import solve_record, strict_json
+    from routecli.solvers import ran_with, run
 
     reference, source = best_known(instance, path, bks)
 
@@ -150,8 +142,9 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
     written = None
     if result.feasible and target is not None:
         written = write_target(target, instance, result.solution)
-    row = result_row(path, result, source, written, seed,
-                     provenance(solver, settings, instance.problem), search_seconds(solver))
+    row = solve_record(path, result, source, written, seed,
+                       provenance(solver, ran_with(solver, settings), instance.problem),
+                       search_seconds(solver))
     if machine:
         print(strict_json.dumps(row), flush=True)
     else:
@@ -183,33 +176,6 @@ def search_seconds(solver: Solver) -> float | None:
     return None if seconds is None else round(float(seconds), 4)
 
 
-def result_row(path: Path, result: SolveResult, source: str, written: Path | None,
-               seed: int, made: dict[str, Any], search: float | None = None) -> dict[str, Any]:
-    """One instance's result with plain numbers: the object ``--json`` prints (``search``:
-    :func:`search_seconds`)."""
-    return {"instance": result.instance, "file": str(path), "problem": result.problem,
-            "size": result.size, "model": result.model, "seed": seed, **made,
-            "objective": OBJECTIVES.get(result.problem, "length"), "cost": result.cost,
-            "bks": result.bks, "bks_source": source or None, "gap_pct": result.gap,
-            "seconds": round(result.seconds, 4), "search_seconds": search,
-            "feasible": result.feasible,
-            "violations": result.problems, "solution_file": None if written is None
-            else str(written)}
-
-
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    from routecli.atomic import atomic_write_text
-
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({**{k: "" if v is None else v for k, v in row.items()},
-                         "settings": strict_json.dumps(row["settings"], sort_keys=True),
-                         "violations": "; ".join(row["violations"])})
-    atomic_write_text(path, text.getvalue())
-
-
 def progress_text(progress: Progress, bks: float | None = None) -> str:
     """The status line of a running solve: share done with the time it has taken and an
     estimate of the time left, or best cost so far (and its gap to ``bks``)."""
@@ -228,6 +194,8 @@ def progress_text(progress: Progress, bks: float | None = None) -> str:
 
 
 def print_result(r: SolveResult, written: Path | None, row: dict[str, Any]) -> None:
+    from routecli.results import OBJECTIVES
+
     status = "[green]feasible[/]" if r.feasible else "[red]INFEASIBLE[/]"
     measure = "value" if r.sense == "max" else "cost"
     named = f" ({OBJECTIVES[r.problem]})" if r.problem in OBJECTIVES and r.sense != "max" else ""

@@ -37,8 +37,9 @@ from routecli import generate
 from routecli.improve.env import Env, Instances, Observation, initial_orders, make_instances
 from routecli.improve.model import DACT, Decision, categorical
 from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_tour_costs, unflatten_move
+from routecli.improve.options import BF16_ON_CPU
 from routecli.nn.device import generator as seeded_generator
-from routecli.nn.device import gpu_autocast
+from routecli.nn.device import mixed_precision
 from routecli.problems.geometry import augment8
 
 
@@ -93,13 +94,15 @@ def problem_nodes(problem: str, size: int) -> int:
     return size
 
 
-def generate_instances(problem: str, size: int, num: int, seed: int) -> dict[str, np.ndarray]:
-    """A :mod:`routecli.generate` batch (capacity by the PE paper's Appendix F rule)."""
+def generate_instances(problem: str, size: int, num: int, seed: int,
+                       capacity: float | None = None) -> dict[str, np.ndarray]:
+    """A :mod:`routecli.generate` batch; CVRP and VRPTW vehicles of ``capacity`` (default: the
+    PE paper's Appendix F rule)."""
     n = problem_nodes(problem, size)
     if problem == "cvrp":
-        return generate.cvrp(num, n, seed, capacity=None)
+        return generate.cvrp(num, n, seed, capacity=capacity)
     if problem == "vrptw":
-        return generate.vrptw(num, n, seed, capacity=None)
+        return generate.vrptw(num, n, seed, capacity=capacity)
     if problem == "pdtsp":
         return generate.pdtsp(num, n, seed)
     raise ValueError(f"the improvement backbone solves cvrp, vrptw and pdtsp, not {problem!r}")
@@ -153,7 +156,7 @@ def ppo_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
     states: list[Observation] = []
     decisions: list[Decision] = []
     rewards: list[Tensor] = []
-    autocast = gpu_autocast(env.order.device)
+    autocast = mixed_precision(env.order.device, bf16_on_cpu=BF16_ON_CPU)
     for _ in range(steps):
         obs = env.observe()
         with autocast:
@@ -201,7 +204,7 @@ def imitation_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
     mistakes); the critic is left to PPO."""
     if not isinstance(model, DACT):
         raise ValueError("the imitation warm start teaches pairwise moves (DACT), not N2S's")
-    autocast = gpu_autocast(env.order.device)
+    autocast = mixed_precision(env.order.device, bf16_on_cpu=BF16_ON_CPU)
     losses, agree = [], []
     for _ in range(steps):
         obs = env.observe()
@@ -240,7 +243,7 @@ def make_env(model: Policy, data: Instances, order: Tensor, operators: tuple[str
 @torch.no_grad()
 def rollout(model: Policy, env: Env, steps: int, generator: torch.Generator) -> None:
     """``steps`` sampled moves of ``model`` in ``env`` (best tours kept by the env)."""
-    autocast = gpu_autocast(env.order.device)
+    autocast = mixed_precision(env.order.device, bf16_on_cpu=BF16_ON_CPU)
     for _ in range(steps):
         with autocast:
             action = model(env.observe(), generator=generator).action
@@ -251,9 +254,10 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
           operators: tuple[str, ...] = OPERATORS,
           log: Callable[[dict[str, Any]], None] | None = None,
           device: str | torch.device = "cpu", resume: dict[str, Any] | None = None,
-          after_epoch: Callable[[dict[str, Any]], bool] | None = None) -> None:
-    """Train ``model`` in place on generated instances (data and sampling seeded by ``seed``)
-    on ``device``, where the model already is.
+          after_epoch: Callable[[dict[str, Any]], bool] | None = None,
+          capacity: float | None = None) -> None:
+    """Train ``model`` in place on generated instances (data and sampling seeded by ``seed``;
+    ``capacity`` as :func:`generate_instances`) on ``device``, where the model already is.
 
     After every epoch ``after_epoch`` gets the training state (``epoch`` done, ``optimizer``,
     ``schedule`` and ``generator`` states; tensors and numbers only) and returns whether to go
@@ -275,7 +279,7 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
         warm = round(cfg.curriculum * epoch / max(cfg.epochs - 1, 1))
         for b in range(cfg.batches):
             data = make_instances(problem, generate_instances(
-                problem, size, cfg.batch_size, data_seed(seed, epoch, b)), device=device)
+                problem, size, cfg.batch_size, data_seed(seed, epoch, b), capacity), device=device)
             env = make_env(model, data, initial_orders(data, generator), operators)
             if warm:
                 model.train(False)

@@ -47,19 +47,36 @@ import torch
 
 from routecli import generate
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
-from routecli.miloop.labels import LabelPool, LabelStore, label_sequences, training_batch
+from routecli.errors import OptionError
+from routecli.miloop.labels import (
+    LabelPool,
+    LabelStore,
+    equivalent_actions,
+    label_sequences,
+    training_batch,
+)
 from routecli.miloop.model import (
     KIND,
     MiLoop,
     MiLoopConfig,
     load_policy,
-    resolve_precision,
     rollout,
     to_checkpoint,
 )
-from routecli.miloop.options import DISTRIBUTIONS, Distribution, Loss, PrecisionChoice
+from routecli.miloop.options import (
+    BF16_ON_CPU,
+    DEFAULT_CURRICULUM,
+    DISTRIBUTIONS,
+    MIXED_PROBLEMS,
+    TARGETS,
+    Distribution,
+    Loss,
+    Targets,
+)
 from routecli.nn import fused
-from routecli.problems import Routes, Selection, Tour
+from routecli.nn.device import resolve_precision
+from routecli.problems import Routes, Selection, Tour, gap
+from routecli.resources import PrecisionChoice, resolve_device
 from routecli.train import checkpoint, distributed, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
 from routecli.train.stopping import StopReason, TrainingStop
@@ -76,6 +93,9 @@ SIZE_STEP = 10  # a stage over a size range trains on the multiples of this in t
 # bytes of activations kept per rollout step and row, bfloat16 (measured: 5.2 GB peak for
 # 50 TSP-100 rollouts); float32 keeps twice as much
 ACTIVATION_BYTES_PER_ROW = 20_000
+# a fresh AdamW moves every weight by about lr per step whatever the gradient: after a resume
+# from a compact state (no optimizer moments) the rate ramps up again over this many steps
+REWARM_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -140,6 +160,35 @@ class Stage:
         return f"{size}:{self.steps}:{self.batch}:{self.rollouts}{tail}"
 
 
+def curriculum(problem: str, stages: str | None = None, *, size: int | None = None,
+               steps: int | None = None, batch: int | None = None,
+               rollouts: int | None = None) -> list[Stage]:
+    """The stages of a run: ``stages`` (:meth:`Stage.parse_list`), or one stage of ``size``,
+    ``steps``, ``batch`` and ``rollouts`` (all four, and not with ``stages``), else the
+    problem's :data:`~routecli.miloop.options.DEFAULT_CURRICULUM`."""
+    given = {"--size": size, "--steps": steps, "--batch": batch, "--rollouts": rollouts}
+    if any(v is not None for v in given.values()):
+        if stages is not None:
+            raise OptionError(f"{', '.join(k for k, v in given.items() if v is not None)} and "
+                              "--curriculum both describe the stages: pass one or the other")
+        if missing := [k for k, v in given.items() if v is None]:
+            raise OptionError(f"a one-stage curriculum needs --size, --steps, --batch and "
+                              f"--rollouts; missing {', '.join(missing)}")
+        stages = f"{size}:{steps}:{batch}:{rollouts}"
+    try:
+        return Stage.parse_list(stages or DEFAULT_CURRICULUM.get(problem, "0"))
+    except ValueError as err:
+        raise OptionError(f"--curriculum: {err}") from err
+
+
+def kp_capacities(text: str) -> tuple[float, ...]:
+    """``"10,25"`` -> the KP training capacities (checked by :class:`TrainConfig`)."""
+    try:
+        return tuple(float(c) for c in text.split(","))
+    except ValueError:
+        raise OptionError(f"--kp-capacity: expected positive numbers, got {text!r}") from None
+
+
 @dataclass
 class TrainConfig:
     problem: str = "tsp"
@@ -178,6 +227,27 @@ class TrainConfig:
     gated: bool = True
     memory: bool = True
     kp_capacities: tuple[float, ...] = (25.0,)  # KP training capacity, one per step in turn
+    targets: Targets = "label"  # teacher forcing towards the label's action or all as good
+
+    def __post_init__(self) -> None:
+        """Refuse combinations no run can train (named by their command-line flags)."""
+        if self.problem not in DEFAULT_CURRICULUM:
+            raise OptionError(f"--problem: choose {', '.join(DEFAULT_CURRICULUM)}, not "
+                              f"{self.problem!r}")
+        if not self.kp_capacities or not all(c > 0 for c in self.kp_capacities):
+            raise OptionError(f"--kp-capacity: expected positive numbers, got "
+                              f"{self.kp_capacities}")
+        if self.targets not in TARGETS:
+            raise OptionError(f"--targets: choose {', '.join(TARGETS)}, not {self.targets!r}")
+        if self.distribution == "mixed" and self.problem not in MIXED_PROBLEMS:
+            raise OptionError(f"--distribution: mixed applies to {', '.join(MIXED_PROBLEMS)}")
+        if self.problem == "kp" and any(stage.supervised for stage in self.curriculum):
+            raise OptionError("--curriculum: supervised stages label routing problems (KP: use "
+                              ":imitation)")
+        if self.problem == "pdtsp" and any(size % 2 for stage in self.curriculum
+                                           for size in stage.sizes):
+            raise OptionError("--curriculum: PDTSP sizes count pickups and deliveries: they "
+                              "must be even")
 
     @property
     def total_steps(self) -> int:
@@ -271,7 +341,9 @@ class Trainer:
     """Owns model, optimizer and run folder; :meth:`run` trains until the curriculum ends."""
 
     def __init__(self, cfg: TrainConfig, resume: bool = False, progress: bool = True):
-        cfg = replace(cfg, precision=resolve_precision(cfg.precision, cfg.device))
+        device = resolve_device(cfg.device)
+        cfg = replace(cfg, device=device,
+                      precision=resolve_precision(cfg.precision, device, BF16_ON_CPU))
         if cfg.distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}")
         self.cfg = cfg
@@ -292,9 +364,10 @@ class Trainer:
         self.best_reference: str | None = None  # the validation references best_gap is against
         self.run_dir = Path(cfg.run_dir)
         self.progress = progress and self.rank == 0
-        last = self.run_dir / "last.pt"
-        if resume and last.exists():
-            self.restore(checkpoint.load(last, KIND, cfg.device))
+        last, small = self.run_dir / "last.pt", self.run_dir / checkpoint.COMPACT
+        self.rewarm_from = 0  # the step a fresh optimizer started at (its learning-rate ramp)
+        if resume and (last.exists() or small.exists()):
+            self.restore(checkpoint.load(last if last.exists() else small, KIND, cfg.device))
             if self.rank == 0:  # the steps after the checkpoint are trained and logged again
                 runlog.rewind(self.run_dir / "log.jsonl", self.step)
         elif cfg.init:
@@ -313,8 +386,14 @@ class Trainer:
                 "best_reference": self.best_reference}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        """Continue from a full state (``last.pt``) or a compact one (:func:`checkpoint.compact`:
+        bfloat16 weights, a fresh optimizer re-warmed over :data:`REWARM_STEPS` steps)."""
+        self.model.load_state_dict({k: v.float() if v.is_floating_point() else v
+                                    for k, v in state["model"].items()})
+        if "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
+        else:
+            self.rewarm_from = int(state["step"])
         self.step = int(state["step"])
         self.instances = int(state["instances"])
         self.elapsed = float(state["elapsed"])
@@ -323,8 +402,12 @@ class Trainer:
         self.best_reference = state.get("best_reference")
 
     def save(self) -> None:
+        """``last.pt`` (everything, for this machine) and its compact copy (what a run folder
+        commits so the run outlives the machine)."""
         if self.rank == 0:
-            checkpoint.save(self.state(), self.run_dir / "last.pt")
+            state = self.state()
+            checkpoint.save(state, self.run_dir / "last.pt")
+            checkpoint.save(checkpoint.compact(state), self.run_dir / checkpoint.COMPACT)
 
     def log(self, record: dict[str, Any]) -> None:
         if self.rank != 0:
@@ -336,9 +419,12 @@ class Trainer:
     # ------------------------------------------------------------ learning
     def learning_rate(self) -> float:
         """The rate of the step about to be taken: ``lr``, ramped linearly over the first
-        ``warmup_steps`` steps of the run, x0.1 after ``decay_at`` of all steps."""
+        ``warmup_steps`` steps of the run (and over the first :data:`REWARM_STEPS` or
+        ``warmup_steps`` after a resume from a compact state, whose optimizer starts afresh),
+        x0.1 after ``decay_at`` of all steps."""
         decayed = self.step >= int(self.cfg.decay_at * self.cfg.total_steps)
-        ramp = min(1.0, (self.step + 1) / self.cfg.warmup_steps) if self.cfg.warmup_steps else 1.0
+        warmup = max(self.cfg.warmup_steps, REWARM_STEPS if self.rewarm_from else 0)
+        ramp = min(1.0, (self.step - self.rewarm_from + 1) / warmup) if warmup else 1.0
         return self.cfg.lr * ramp * (0.1 if decayed else 1.0)
 
     def train_step(self) -> dict[str, float]:
@@ -357,7 +443,8 @@ class Trainer:
             pool = self.pool(size)
             data, labels = pool.sample(rng.choice(len(pool), stage.batch), rng, cfg.device)
             start = int(rng.integers(label_decisions(cfg.problem, labels)))  # first trained one
-            result = run(label_env(cfg.problem, data, labels), replay=labels, grad_from=start)
+            result = run(label_env(cfg.problem, data, labels), replay=labels, grad_from=start,
+                         replay_sets=self.target_sets(data, labels))
             loss = -result.log_prob.sum() / result.decisions.sum().clamp_min(1)
             log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
         elif stage.imitation:
@@ -366,8 +453,9 @@ class Trainer:
                                 cfg.distribution)
             raw = {k: v.cpu().numpy() for k, v in data.items()}
             labels = reference_actions(cfg.problem, raw, cfg.label_time_limit, generator)
-            env = label_env(cfg.problem, data, labels.to(cfg.device))
-            result = run(env, replay=labels.to(cfg.device))
+            labels = labels.to(cfg.device)
+            env = label_env(cfg.problem, data, labels)
+            result = run(env, replay=labels, replay_sets=self.target_sets(data, labels))
             decisions = labels.shape[1] - (not isinstance(env, KPEnv))  # routing: + start node
             loss = -result.log_prob.mean() / decisions
             log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
@@ -395,6 +483,14 @@ class Trainer:
                 "best_cost": float(cost.min(1).values.mean()),
                 "pair_acc": pair_accuracy(log_prob.detach(), cost) if k > 1 else float("nan"),
                 "grad_norm": float(grad_norm), "size": size}
+
+    def target_sets(self, data: dict[str, torch.Tensor], labels: torch.Tensor
+                    ) -> torch.Tensor | None:
+        """The actions a teacher-forced step counts as right (``targets``): the label's alone,
+        or every action as good as it (:func:`routecli.miloop.labels.equivalent_actions`)."""
+        if self.cfg.targets == "label":
+            return None
+        return equivalent_actions(self.cfg.problem, labels, data["locs"].shape[1])
 
     def pool(self, size: int) -> LabelPool:
         """The labels of ``size``: every instance of its :class:`LabelStore`, at least
@@ -426,7 +522,7 @@ class Trainer:
         result = decode((model or self.model).eval(),
                         {k: v.to(self.cfg.device) for k, v in data.items()}, "greedy",
                         precision=self.cfg.precision)
-        gaps = 100.0 * (result.cost.cpu() - reference) / reference.abs()  # KP costs: -values
+        gaps = gap(result.cost.cpu(), reference)  # KP costs: -values
         return {"val_gap": float(gaps.mean()), "val_cost": float(result.cost.mean()),
                 "val_seconds": time.perf_counter() - started}
 
