@@ -7,6 +7,7 @@ these options without paying for it at ``--help`` time.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -71,22 +72,24 @@ def check_threads(threads: int) -> int:
 # Below this many bytes an allocation is not worth reading /proc for (training steps and
 # small instances call the check often).
 MEMORY_CHECK_FROM = 256 * 2**20
+MEMORY_SHARE = 0.8  # of the memory available that one run may plan on: the rest stays for others
 
 
 def available_memory() -> float:
-    """Bytes this process may still allocate: the memory the kernel reports available, and
-    what the address-space limit (``ulimit -v``) leaves above the process's current size;
-    infinite where neither is known."""
+    """Bytes this process may still allocate without swapping: the memory the system reports
+    available (Linux's ``MemAvailable``; free pages elsewhere), and what an address-space
+    limit (``ulimit -v``) leaves above the process's current size; infinite where neither is
+    known."""
     import resource
 
     room = math.inf
     try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    room = int(line.split()[1]) * 1024
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            room = next((int(line.split()[1]) * 1024 for line in fh
+                         if line.startswith("MemAvailable:")), math.inf)
     except OSError:
-        pass
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # no such name here
+            room = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     if limit != resource.RLIM_INFINITY:
         try:
@@ -100,15 +103,15 @@ def available_memory() -> float:
 
 def require_memory(nbytes: float, what: str) -> None:
     """Refuse at once, with one line naming the memory it needs, work whose estimated peak
-    ``nbytes`` the machine cannot hold: the check every allocation sized by a user's number
-    (an option, a set name, a file's size) makes first, instead of swapping, being killed or
-    failing half-way."""
+    ``nbytes`` is more than :data:`MEMORY_SHARE` of the memory available: the one check
+    every allocation sized by a user's number (an option, a set name, a file's size) makes
+    first, instead of swapping, being killed or failing half-way."""
     if nbytes < MEMORY_CHECK_FROM:
         return
     room = available_memory()
-    if nbytes > room:
-        raise OptionError(f"{what} needs about {_gb(nbytes)} of memory; {_gb(room)} is "
-                          "available here")
+    if nbytes > MEMORY_SHARE * room:
+        raise OptionError(f"{what} needs about {_gb(nbytes)} of memory, more than "
+                          f"{MEMORY_SHARE:.0%} of the {_gb(room)} available here")
 
 
 def _gb(nbytes: float) -> str:

@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from routecli.errors import OptionError
@@ -60,7 +61,8 @@ class Entry(NamedTuple):
 REGISTRY: dict[str, Entry] = {
     "nn": Entry("routecli.baselines.construction",
                 "nearest-neighbour construction (sanity baseline)"),
-    "hgs": Entry("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
+    "hgs": Entry("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)",
+                 "routecli.baselines.hgs_options"),
     "exact": Entry("routecli.baselines.knapsack", "exact knapsack optimum (HiGHS 0-1 program)"),
     "miloop": Entry("routecli.miloop.solver",
                     "MiLoop constructive policy (selective memory propagation)",
@@ -93,6 +95,12 @@ class CliOption:
     kind: str = "str"
     min: int | None = None
     max: int | None = None
+
+
+# The warm start every search offers (``--init``; :func:`read_start`).
+WARM_START = CliOption("init", "start the search from this solution (a .sol or .tour from any "
+                       "tool, a neural model's included), checked against the instance before "
+                       "solving; one instance", "FILE", kind="path")
 
 
 def cli_options() -> dict[str, list[tuple[str, CliOption]]]:
@@ -221,12 +229,40 @@ class SolveResult:
 
 
 def require_problem(solver: Solver, instance: Instance) -> None:
-    """Refuse an instance of a problem ``solver`` does not solve (commands check every input
-    before solving the first)."""
+    """Refuse an instance ``solver`` will not solve: one of a problem it does not solve, or
+    one its optional ``check(instance)`` refuses (too large for the memory here, a warm start
+    that does not fit). Commands check every input before solving the first."""
     if instance.problem not in solver.problems:
         raise UnknownSolverError(
             f"model {solver.name!r} does not solve {instance.problem.upper()} "
             f"(it solves {', '.join(p.upper() for p in solver.problems)})")
+    check: Callable[[Instance], None] | None = getattr(solver, "check", None)
+    if check is not None:
+        check(instance)
+
+
+def read_start(instance: Instance, path: str | Path) -> Solution:
+    """The warm start in ``path`` (``--init``: a solution from any tool) for ``instance``,
+    read and validated; a file that does not read, or is not a feasible solution of the
+    instance, is an :class:`OptionError` naming what is wrong."""
+    from routecli.errors import RoutecliError, display_path
+    from routecli.io import read_solution
+    from routecli.problems import validate
+
+    where = display_path(path)
+    if not os.path.isfile(path):
+        raise OptionError(f"--init {where}: no such file")
+    try:
+        start = read_solution(path, instance)
+    except RoutecliError as exc:
+        raise OptionError(f"--init {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OptionError(f"--init {where}: cannot read ({type(exc).__name__})") from None
+    violations = validate(instance, start)
+    if violations:
+        raise OptionError(f"--init {where} is not a feasible solution of {instance.name}: "
+                          f"{violations[0]}")
+    return start
 
 
 class Trajectory:

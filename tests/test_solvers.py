@@ -146,3 +146,33 @@ def test_a_construction_reports_no_trajectory(data_dir):
     from routecli.solvers import make_solver, run
 
     assert run(make_solver("nn"), read_instance(data_dir / "tiny.vrp")).trajectory == ()
+
+
+def test_a_warm_start_must_read_and_fit_the_instance(tmp_path, data_dir):
+    from routecli.io import read_instance, write_solution
+    from routecli.problems import Routes
+    from routecli.solvers import read_start
+
+    inst = read_instance(data_dir / "tiny.vrp")
+    good = Routes([[3, 2, 5], [1, 4]])
+    write_solution(tmp_path / "good.sol", inst, good)
+    assert [list(r) for r in read_start(inst, tmp_path / "good.sol").routes] == [[3, 2, 5], [1, 4]]
+    with pytest.raises(OptionError, match="--init .*missing.sol: no such file"):
+        read_start(inst, tmp_path / "missing.sol")
+    (tmp_path / "junk.sol").write_text("Route #1: 1 x 2\n")
+    with pytest.raises(OptionError, match="--init .*junk.sol"):
+        read_start(inst, tmp_path / "junk.sol")
+    write_solution(tmp_path / "short.sol", inst, Routes([[3, 2, 5]]))
+    with pytest.raises(OptionError, match="short.sol is not a feasible solution of .*: "):
+        read_start(inst, tmp_path / "short.sol")
+
+
+def test_the_up_front_check_refuses_a_bad_warm_start_before_solving(tmp_path, data_dir):
+    from routecli.io import read_instance
+    from routecli.solvers import require_problem
+
+    inst = read_instance(data_dir / "tiny.vrp")
+    for model in ("sisr", "nds", "hgs"):
+        solver = make_solver(model, init=str(tmp_path / "missing.sol"))
+        with pytest.raises(OptionError, match="no such file"):
+            require_problem(solver, inst)

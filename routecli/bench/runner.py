@@ -34,7 +34,7 @@ from routecli.io import best_known, read_instance, solution_suffix, written_by_r
 from routecli.io.solutions import format_solution
 from routecli.plots.figure import png_made_by
 from routecli.results import Provenance, ResultLog, ResultRow, ResultStoreError, portable_path
-from routecli.solvers import Solver, make_solver, ran_with, run
+from routecli.solvers import Solver, make_solver, ran_with, require_problem, run
 from routecli.stop import Criterion, describe
 from routecli.tasks import Executor, Inline, Task, run_tasks, task_key
 
@@ -286,16 +286,20 @@ def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: 
 
     ``settings`` is the model's ``Settings``; a ``protocol`` sets the time limit per
     instance and the distance rule (``stop`` and ``rounding`` are then not given). The solver
-    is built and the folder claimed (:func:`bench_folder`) before any work, so an unknown
-    model, a bad option or another run's folder fails early. ``on_start`` gets the number of
-    tasks already done; ``finish`` runs on the rows while the folder is still locked (the
-    report)."""
-    settings = ran_with(make_solver(model, settings), settings)
+    is built, every instance checked against it and the folder claimed (:func:`bench_folder`)
+    before any work, so an unknown model, a bad option, an instance the model refuses
+    (another problem, too large for the memory here) or another run's folder fails early.
+    ``on_start`` gets the number of tasks already done; ``finish`` runs on the rows while the
+    folder is still locked (the report)."""
+    solver = make_solver(model, settings)
+    settings = ran_with(solver, settings)
     if protocol is not None:
         if stop is not None or rounding not in (None, protocol.rounding):
             raise OptionError(f"--protocol {protocol.name} sets the time limit and the distance "
                               "rule; scale the limit with --time-scale")
         rounding = protocol.rounding
+    for path in files:
+        require_problem(solver, read_instance(path, rounding))
     seeds = list(range(seed, seed + runs))
     config = run_config(model, settings, seeds, stop, rounding, protocol)
     stems = [solution_name(p, s, runs) for p in files for s in seeds]

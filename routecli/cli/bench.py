@@ -71,6 +71,8 @@ def bench(
     from routecli.io import read_instance
     from routecli.tasks import make_executor
 
+    if "init" in options.given:
+        raise OptionError("--init applies to solve with one instance, not to bench")
     files = resolve([*sets, *(targets or [])], data_root)
     if not files:
         raise OptionError("nothing to solve: pass --set, folders or files")

@@ -73,3 +73,65 @@ def test_hgs_solves_a_geo_file_whose_rule_gives_a_nonzero_diagonal(data_dir):
     assert inst.metric.pairs(np.array([0]), np.array([0]))[0] == 1
     solution = HGS().solve(inst, stop=MaxIterations(2000))
     assert validate(inst, solution) == [] and inst.cost(solution) == 3323
+
+
+@pytest.mark.parametrize("rule,scale", [("euc2d", 1.0), ("exact", 10_000.0)])
+def test_block_filled_matrices_are_the_rounded_full_ones(rule, scale, monkeypatch):
+    import numpy as np
+
+    from routecli.baselines import hgs
+    from routecli.problems import CVRPInstance, Metric
+
+    monkeypatch.setattr(hgs, "BLOCK_PAIRS", 7 * 50)  # 7 rows a block, the last one short
+    coords = np.random.default_rng(0).uniform(0, 100, (50, 2))
+    inst = CVRPInstance("m", Metric(rule, coords=coords), np.ones(50), 10.0)
+    distances, durations = hgs.integer_matrices(inst, scale)
+    full = inst.metric.full_matrix() * scale
+    np.testing.assert_array_equal(distances, np.rint(full))
+    np.testing.assert_array_equal(durations, np.ceil(full - 1e-9))
+    assert (durations is distances) == (rule == "euc2d")  # integers: one matrix serves both
+
+
+def test_an_instance_too_large_for_the_memory_is_refused_before_solving(monkeypatch):
+    from routecli import resources
+    from routecli.baselines import hgs
+    from routecli.errors import OptionError
+    from routecli.solvers import require_problem
+
+    inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=2))[0]
+    need = hgs.memory_needed(inst)
+    monkeypatch.setattr(resources, "available_memory", lambda: need)  # all of it: too tight
+    with pytest.raises(OptionError, match=r"31 nodes, in PyVRP's dense matrices; .*\) needs "
+                                          r"about [0-9.]+ GB of memory, more than 80% of the "
+                                          r"[0-9.]+ GB available here"):
+        require_problem(HGS(), inst)
+    monkeypatch.setattr(resources, "available_memory",
+                        lambda: int(need / resources.MEMORY_SHARE) + 1)
+    require_problem(HGS(), inst)
+
+
+def test_a_warm_start_is_where_the_search_begins(tmp_path):
+    from dataclasses import replace
+
+    from routecli.io import write_solution
+    from routecli.problems import Metric
+
+    inst = gen.batch_instances("cvrp", gen.cvrp(1, 40, seed=3))[0]
+    inst = replace(inst, metric=Metric("euc2d", coords=(inst.metric.coords * 1000).round()))
+    start = NearestNeighbour().solve(inst)
+    write_solution(tmp_path / "start.sol", inst, start)
+    seen = []
+    solution = HGS(init=str(tmp_path / "start.sol")).solve(
+        inst, stop=MaxIterations(50), progress=lambda p: seen.append(p.best))
+    assert seen[0] == inst.cost(start)  # the first best PyVRP reports is the start's cost
+    assert validate(inst, solution) == [] and inst.cost(solution) <= inst.cost(start)
+
+
+def test_a_warm_start_tour_is_read_too(tmp_path):
+    from routecli.io import write_solution
+
+    inst = gen.batch_instances("tsp", gen.tsp(1, 30, seed=3))[0]
+    start = NearestNeighbour().solve(inst)
+    write_solution(tmp_path / "start.tour", inst, start)
+    tour = HGS(init=str(tmp_path / "start.tour")).solve(inst, stop=MaxIterations(1))
+    assert validate(inst, tour) == [] and inst.cost(tour) <= inst.cost(start)

@@ -127,3 +127,21 @@ def test_a_protocol_run_reports_gaps_over_seeds_and_the_measured_cpu(data_dir, t
     report = (out / "report.md").read_text()
     assert "## Protocol pyvrp" in report and "iterations/s on PyVRP" in report
     assert sorted(p.name for p in (out / "solutions").iterdir()) == ["tiny-s0.sol", "tiny-s1.sol"]
+
+
+def test_a_warm_start_does_not_apply_to_a_benchmark(data_dir, tmp_path, capsys):
+    assert main(["bench", str(data_dir / "tiny.vrp"), "-m", "sisr", "--init",
+                 str(data_dir / "tiny.sol"), "-o", str(tmp_path / "b")]) == 2
+    assert "--init applies to solve" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+
+
+def test_an_instance_the_model_refuses_stops_the_benchmark_before_any_work(
+        data_dir, tmp_path, capsys, monkeypatch):
+    from routecli.baselines import hgs
+
+    monkeypatch.setattr(hgs, "available_memory", lambda: 1)
+    assert main(["bench", str(data_dir / "tiny.vrp"), "-m", "hgs", "-t", "1",
+                 "-o", str(tmp_path / "b")]) == 2
+    assert "PyVRP's dense matrices need about" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
