@@ -140,7 +140,8 @@ def nds_row(devices: list[torch.device], sizes: Sizes, steps: int, workdir: Path
     train, decoding, logps = {}, {}, []
     for device in devices:
         cfg = NDSTrainConfig(problem="cvrp", size=sizes.nds_size, batch=sizes.nds_batch,
-                             rollouts=sizes.nds_rollouts, warmup=0, steps=10**9,
+                             rollouts=sizes.nds_rollouts, remove=min(15, sizes.nds_size // 2),
+                             warmup=0, steps=10**9,
                              embed_dim=sizes.embed or 128, lr_warmup=1, checkpoint_every=1e9,
                              run_dir=str(workdir / f"nds-{device}"), device=str(device))
         trainer = NDSTrainer(cfg, quiet=True)  # seed 0: the same weights on every device
