@@ -47,7 +47,7 @@ def compare_pe(
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
     capacity: Annotated[float | None, typer.Option(
-        metavar="Q", help="CVRP, VRPTW: vehicle capacity of every generated instance (default: "
+        metavar="VALUE", help="CVRP, VRPTW: vehicle capacity of every generated instance (default: "
         "the PE paper's Appendix F rule, 30 up to 20 customers; a lower one gives more "
         "routes).")] = None,
     test_size: Annotated[int, typer.Option(metavar="N", help="Fixed test instances.")] = 128,
