@@ -73,6 +73,9 @@ def read_rows(csv_path: Path) -> list[BenchRow]:
 
 def read_rows_for(csv_path: Path) -> list[BenchRow]:
     """Rows of another run's ``results.csv`` (``--compare``); an error if there are none."""
+    if not csv_path.is_file():
+        raise OptionError(f"--compare {csv_path}: " + ("a folder, not a results.csv"
+                                                       if csv_path.is_dir() else "no such file"))
     try:
         rows = read_rows(csv_path)
     except OptionError as exc:

@@ -1,5 +1,5 @@
-"""The ``log.jsonl`` of a training run, one JSON record per line, each with the ``step`` it was
-logged at.
+"""The ``log.jsonl`` of a training run, one strict JSON record per line (:func:`append`),
+each with the ``step`` it was logged at.
 
 A run resumed from ``last.pt`` continues from the checkpoint's step, which lags the log by up to
 ``checkpoint_every`` seconds; the steps after it are trained (and logged) again. Before training
@@ -13,6 +13,15 @@ from pathlib import Path
 
 from routecli.atomic import atomic_write_text
 from routecli.errors import OptionError
+from routecli.results.strict_json import dumps
+
+
+def append(path: Path, record: dict) -> None:
+    """Add ``record`` as one line of strict JSON (an undefined number, such as the best gap
+    before the first validation, is ``null``: every JSON parser reads the log)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fh.write(dumps(record) + "\n")
 
 
 def rewind(path: Path, step: int) -> int:

@@ -117,3 +117,39 @@ def test_resume_without_last_pt_is_refused_with_one_line(tmp_path, capsys):
     assert err == (f"error: --resume: {tmp_path / 'none'} holds no last.pt to continue; drop "
                    "--resume to start a new run there")
     assert not (tmp_path / "none").exists()
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    return err
+
+
+def test_resume_keeps_the_runs_settings_and_may_only_train_longer(tmp_path, monkeypatch,
+                                                                    capsys):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    argv = ["train", "--problem", "tsp", "--out", str(run), *TINY]
+    assert main([*argv, "--curriculum", "6:2:2:3"]) == 0
+    last = (run / "last.pt").read_bytes()
+    for changed, named in ((["--curriculum", "8:3:2:3"], "--curriculum '6:2:2:3', not '8:3:2:3'"),
+                           (["--curriculum", "6:3:2:3", "--lr", "0.001"], "--lr 0.0001, not 0.001"),
+                           (["--curriculum", "6:3:2:3", "--seed", "1"], "--seed 0, not 1")):
+        capsys.readouterr()
+        assert main([*argv, *changed, "--resume"]) == 2
+        assert named in _one_line(capsys)
+        assert (run / "last.pt").read_bytes() == last
+    assert main([*argv, "--curriculum", "6:3:2:3", "--resume"]) == 0
+
+
+def test_a_policy_as_last_pt_and_an_init_of_another_problem_are_one_line(tmp_path, capsys):
+    from routecli.train.checkpoint import shipped
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "last.pt").write_bytes(shipped("miloop-tsp.pt").read_bytes())
+    assert main(["train", "--problem", "tsp", "--out", str(run), "--resume", *TINY]) == 2
+    assert "not a training run's state (no train)" in _one_line(capsys)
+    assert main(["train", "--problem", "tsp", "--out", str(tmp_path / "new"), *TINY,
+                 "--init", str(shipped("miloop-cvrp.pt"))]) == 2
+    assert "a checkpoint of problem 'cvrp', not 'tsp'" in _one_line(capsys)
