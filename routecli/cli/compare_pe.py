@@ -51,7 +51,7 @@ def compare_pe(
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
     capacity: Annotated[float | None, typer.Option(
-        min=1.0, max=MAX_CAPACITY, metavar="Q", help="CVRP, VRPTW: vehicle capacity of every "
+        min=1.0, max=MAX_CAPACITY, metavar="VALUE", help="CVRP, VRPTW: vehicle capacity of every "
         "generated instance (default: the PE paper's Appendix F rule, 30 up to 20 customers; a "
         "lower one gives more routes).")] = None,
     test_size: Annotated[int, typer.Option(min=1, max=MAX_INSTANCES, metavar="N",

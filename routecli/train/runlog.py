@@ -45,11 +45,13 @@ def rewind(path: Path, step: int) -> int:
 
 def check_run_folder(folder: Path, resume: bool) -> Path:
     """``folder`` as a training run may use it: a fresh run may not start over another run's
-    ``last.pt`` without ``resume``, and ``resume`` needs that checkpoint."""
-    if (folder / "last.pt").exists() and not resume:
-        raise OptionError(f"{folder} holds a training run (last.pt); pass --resume to continue "
-                          "it, or --out for a new folder")
-    if resume and not (folder / "last.pt").is_file():
-        raise OptionError(f"--resume: {folder} holds no last.pt to continue; drop --resume to "
-                          "start a new run there")
+    state (``last.pt``, or the compact ``state-bf16.pt`` a clone carries) without ``resume``,
+    and ``resume`` needs one of them."""
+    states = [name for name in ("last.pt", "state-bf16.pt") if (folder / name).is_file()]
+    if states and not resume:
+        raise OptionError(f"{folder} holds a training run ({states[0]}); pass --resume to "
+                          "continue it, or --out for a new folder")
+    if resume and not states:
+        raise OptionError(f"--resume: {folder} holds no last.pt or state-bf16.pt to continue; "
+                          "drop --resume to start a new run there")
     return folder

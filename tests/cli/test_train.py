@@ -114,9 +114,25 @@ def test_time_limit_stops_training_and_saves_last_pt(tmp_path, monkeypatch, caps
 def test_resume_without_last_pt_is_refused_with_one_line(tmp_path, capsys):
     assert main(["train", "--out", str(tmp_path / "none"), "--resume"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"error: --resume: {tmp_path / 'none'} holds no last.pt to continue; drop "
-                   "--resume to start a new run there")
+    assert err == (f"error: --resume: {tmp_path / 'none'} holds no last.pt or state-bf16.pt to "
+                   "continue; drop --resume to start a new run there")
     assert not (tmp_path / "none").exists()
+
+
+def test_a_clone_resumes_a_run_from_its_committed_compact_state(tmp_path, capsys):
+    """A run folder as a clone holds it (log and state-bf16.pt, no last.pt) resumes with
+    --resume; without it a fresh run refuses to start over it."""
+    argv = ["train", "--problem", "tsp", "--curriculum", "6:2:2:3", "--val-size", "6",
+            "--val-instances", "2", "--val-every", "100", "--val-time-limit", "0.05",
+            "--out", str(tmp_path / "run"), "--threads", "1", "--no-compile"]
+    assert main([*argv[:4], "6:1:2:3", *argv[5:]]) == 0
+    (tmp_path / "run" / "last.pt").unlink()
+    (tmp_path / "run" / "best.pt").unlink()
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "holds a training run (state-bf16.pt)" in capsys.readouterr().err
+    assert main([*argv, "--resume"]) == 0
+    assert "step 2 " in capsys.readouterr().out
 
 
 def _one_line(capsys) -> str:
