@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from routecli import generate as gen
@@ -111,3 +113,55 @@ def test_a_knapsack_gap_is_the_share_of_the_best_value_missed():
     assert best.feasible and greedy.feasible and greedy.cost <= best.cost
     assert greedy.gap == pytest.approx(100 * (best.cost - greedy.cost) / best.cost)
     assert run(make_solver("exact"), kp, bks=best.cost).gap == 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# every model, every distance rule: a feasible solution (a bug in one rule's translation, such
+# as hgs scaling distances but not loads, shows up as an infeasible solution here)
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = sorted(p for p in (ROOT / "data" / "demo").iterdir()
+                  if p.suffix in (".tsp", ".vrp", ".kp")) + \
+    sorted(p for p in (ROOT / "tests" / "data").glob("tiny*") if p.suffix != ".sol")
+# small budgets: feasibility, not quality, is under test
+BUDGETS = {"hgs": MaxIterations(50), "sisr": MaxIterations(300), "nds": MaxIterations(10),
+           "dact": MaxIterations(10)}
+
+
+@pytest.fixture(scope="module")
+def improvement_checkpoints(tmp_path_factory):
+    """Untrained compare-pe policies (their moves are feasible by construction)."""
+    import torch
+
+    from routecli.improve.env import PROBLEMS
+    from routecli.improve.model import DACT, DACTConfig, to_checkpoint
+    from routecli.train.checkpoint import save
+
+    from .improve.test_model import SMALL
+
+    folder = tmp_path_factory.mktemp("dact")
+    torch.manual_seed(0)
+    return {p: str(save(to_checkpoint(DACT(DACTConfig(problem=p, pe="ipe_xpe", **SMALL))),
+                        folder / f"{p}.pt")) for p in PROBLEMS}
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_every_model_is_feasible_under_every_distance_rule(path, improvement_checkpoints):
+    from routecli.cli.choices import ROUND
+    from routecli.io import read_instance
+
+    rules = ["file"] if path.suffix == ".kp" else ROUND
+    failures = []
+    for rule in rules:
+        instance = read_instance(path, rule)
+        for name in REGISTRY:
+            solver = make_solver(name, make_settings(name, {}, resources={"threads": 1}))
+            if instance.problem not in solver.problems:
+                continue
+            if name == "dact":
+                solver = make_solver(name, threads=1,
+                                     checkpoint=improvement_checkpoints[instance.problem])
+            result = run(solver, instance, seed=0, stop=BUDGETS.get(name))
+            if not result.feasible:
+                failures.append(f"{name} --round {rule}: {'; '.join(result.problems[:2])}")
+    assert failures == []

@@ -6,7 +6,9 @@ with prizes (PyVRP minimises distance + uncollected prizes, the same argmin as d
 collected prizes), PDTSP one vehicle with pickup-delivery shipments. PyVRP works in integers:
 integral metrics (TSPLIB rules, explicit matrices) go in unchanged; exact Euclidean instances
 are scaled by :data:`EXACT_SCALE` and rounded, and the returned solution is re-costed by the
-instance on its own scale.
+instance on its own scale. Loads are scaled by the same factor as distances: PyVRP bounds its
+penalty per unit of excess load (``PenaltyParams.max_penalty``), so distances scaled alone
+would make overloading a route cheaper than driving and its search return overloaded routes.
 """
 
 from __future__ import annotations
@@ -63,8 +65,9 @@ def problem_data(instance: Instance) -> pyvrp.ProblemData:
     else:
         # a knapsack has no metric: instance.metric above already raised for one
         assert isinstance(instance, CVRPInstance | VRPTWInstance | PCVRPInstance)
-        demand = np.asarray(instance.demands).astype(np.int64)
-        capacity = int(instance.capacity)
+        # loads err on the safe side like times: demands rounded up, the capacity down
+        demand = np.ceil(np.asarray(instance.demands, np.float64) * scale - 1e-9).astype(np.int64)
+        capacity = int(math.floor(float(instance.capacity) * scale + 1e-9))
         tw = _time_windows(instance, scale)
         if tw is not None:
             ready, due, service = tw

@@ -62,3 +62,17 @@ def test_each_early_solution_is_that_of_a_run_with_the_smaller_budget():
         assert [r.tolist() for r in solution.routes] == \
             [r.tolist() for r in small.solution.routes]
     assert inst.cost(run.solution) == inst.cost(alone.solution)
+
+
+def test_exact_distances_scale_loads_too(data_dir):
+    # distances scaled by EXACT_SCALE against unscaled loads made a unit of excess load
+    # cheaper than driving (PyVRP caps its penalty): overloaded routes on the demo
+    from routecli.baselines.hgs import EXACT_SCALE, problem_data
+    from routecli.io import read_instance
+
+    inst = read_instance(data_dir.parents[1] / "data" / "demo" / "cvrp-demo-50.vrp", "none")
+    data = problem_data(inst)
+    assert data.vehicle_type(0).capacity == [inst.capacity * EXACT_SCALE]
+    assert data.clients()[0].delivery == [inst.demands[1] * EXACT_SCALE]
+    solution = HGS().solve(inst, seed=1, stop=MaxIterations(100))
+    assert validate(inst, solution) == []
