@@ -25,11 +25,18 @@ def benchdata() -> Path:
 
 
 @pytest.fixture
-def malformed_dir(tmp_path: Path) -> Path:
-    """A copy of tests/data/malformed in a folder whose path is at least ``DEEP`` characters
-    long, so that no test of an error message depends on where the checkout lives."""
+def deep_dir(tmp_path: Path) -> Path:
+    """An empty folder whose path is at least ``DEEP`` characters long, so that no test of an
+    error message depends on where the checkout lives."""
     folder = tmp_path
     while len(str(folder)) < DEEP:
         folder = folder / "a-deliberately-deep-folder"
-    shutil.copytree(DATA / "malformed", folder / "malformed")
-    return folder / "malformed"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def malformed_dir(deep_dir: Path) -> Path:
+    """A copy of tests/data/malformed in :func:`deep_dir`."""
+    shutil.copytree(DATA / "malformed", deep_dir / "malformed")
+    return deep_dir / "malformed"

@@ -17,7 +17,7 @@ from rich.console import Console
 from typer.core import TyperArgument, TyperCommand
 
 from routecli.cli import choices
-from routecli.errors import OptionError
+from routecli.errors import OptionError, display_path
 from routecli.limits import BKS_RULE
 from routecli.limits import check_bks as check_bks  # the commands' --bks check
 from routecli.resources import DEVICE_HELP, SEED_HELP, check_seed, check_threads, resolve_device
@@ -150,18 +150,19 @@ def check_writable(path: Path, what: str) -> None:
     whose nearest existing parent is a file or a folder we may not create files in. The test
     is a real file created there and removed: permission bits say nothing when running as root
     or on a read-only mount."""
+    shown = display_path(path)
     if path.is_dir():
-        raise OptionError(f"{what} {path} is a folder, not a file")
+        raise OptionError(f"{what} {shown} is a folder, not a file")
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        raise OptionError(f"{what} {path}: {parent} is a file, not a folder")
+        raise OptionError(f"{what} {shown}: {display_path(parent)} is a file, not a folder")
     try:
         with tempfile.TemporaryFile(dir=parent):
             pass
     except OSError as exc:
-        raise OptionError(f"{what} {path}: cannot write in {parent} "
+        raise OptionError(f"{what} {shown}: cannot write in {display_path(parent)} "
                           f"({exc.strerror or type(exc).__name__})") from None
 
 

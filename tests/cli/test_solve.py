@@ -92,12 +92,13 @@ def test_several_inputs_need_a_folder_not_a_sol_file(data_dir, tmp_path, capsys,
     assert not list(tmp_path.iterdir())
 
 
-def test_two_inputs_with_one_solution_name_are_refused(data_dir, tmp_path, capsys, no_solving):
-    (tmp_path / "a").mkdir()
-    shutil.copy(data_dir / "tiny.vrp", tmp_path / "a" / "tiny.vrp")
-    assert main(["solve", str(data_dir / "tiny.vrp"), str(tmp_path / "a" / "tiny.vrp"), "-m",
-                 "nn", "--out", str(tmp_path / "sols")]) == 2
-    assert "would both be written to" in one_error(capsys)
+def test_two_inputs_with_one_solution_name_are_refused(data_dir, deep_dir, capsys, no_solving):
+    for folder in ("a", "b"):
+        (deep_dir / folder).mkdir()
+        shutil.copy(data_dir / "tiny.vrp", deep_dir / folder / "tiny.vrp")
+    assert main(["solve", str(deep_dir / "a" / "tiny.vrp"), str(deep_dir / "b" / "tiny.vrp"),
+                 "-m", "nn", "--out", str(deep_dir / "sols")]) == 2
+    assert "; solve them into different folders" in one_error(capsys)  # not cut short
 
 
 def test_a_one_customer_solution_is_a_sol_vrplib_reads(data_dir, tmp_path):
