@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from routecli.errors import OptionError
-from routecli.improve.env import PROBLEMS, Env, initial_orders, make_instances, to_solution
+from routecli.improve.env import PROBLEMS, Env, depot_slots, initial_orders, make_instances, to_solution
 from routecli.improve.model import DACT, load_model
 from routecli.improve.n2s import N2S, load_n2s
 from routecli.problems import CVRPInstance, Instance, PDTSPInstance, Solution, VRPTWInstance
@@ -97,7 +97,7 @@ class ImprovementSolver:
         watch = Watch(stop)
         model = self.policy(instance.problem)
         batch, span = instance_batch(instance)
-        data = make_instances(instance.problem, batch)
+        data = make_instances(instance.problem, batch, depot_slots(instance.problem, batch))
         images = 8 if self.settings.augment else 1
         generator = torch.Generator().manual_seed(seed)
         order = initial_orders(data, generator)
