@@ -27,7 +27,7 @@ test: $(STAMP)
 # ruff, mypy and the import layering contract of pyproject.toml ([tool.importlinter])
 lint: $(STAMP)
 	$(BIN)/ruff check routecli tests benchmarks
-	$(BIN)/python -m mypy routecli
+	$(BIN)/python -m mypy
 	$(BIN)/lint-imports
 
 check: lint test

@@ -15,7 +15,7 @@ every smaller ``--factors`` budget (the stopping criterion only watches the sear
 ``--high`` run and the Table 1 statistics with their change from the ``--high`` run (paired by
 instance: mean and standard error of the per-instance change of the per-route mean).
 
-One process, one core. ``--rows`` (a :class:`routecli.bench.results.ResultStore`) keeps one
+One process, one core. ``--rows`` (a :class:`routecli.results.ResultStore`) keeps one
 line per finished instance and budget, keyed by set, budget and instance fingerprint, and a
 rerun skips those already there; every solution also goes to the reference cache, so the
 analyses reuse them.
@@ -41,7 +41,7 @@ from routecli.baselines.reference import (
 )
 from routecli.problems import Instance, check
 from routecli.problems.fingerprint import fingerprint
-from routecli.store import ResultStore, git_commit
+from routecli.results import ResultStore, git_commit
 
 SETS = ("cvrp-100", "cvrp-200", "cvrp-500", "vrptw-100", "pdtsp-51")
 FIELDS = ["set", "index", "fingerprint", "factor", "budget", "iterations", "cost", "cpu_seconds"]

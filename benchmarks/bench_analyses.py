@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from routecli.store import git_commit
+from routecli.results import git_commit
 
 FLOOR = 120.0  # seconds
 COMMANDS = (["analyze", "anisometry"], ["analyze", "entropy"], ["probe", "--pe", "all"])

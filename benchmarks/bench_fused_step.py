@@ -43,11 +43,11 @@ import numpy as np
 import torch
 
 from routecli import generate
-from routecli.bench.results import Provenance
 from routecli.kernels.candidates import NodeGrid
 from routecli.miloop import fused_greedy
 from routecli.miloop.decode import decode
 from routecli.miloop.model import load_policy, native_bf16
+from routecli.results import Provenance
 from routecli.train.checkpoint import shipped
 
 K = 200

@@ -37,7 +37,7 @@ from routecli.miloop.decode import decode
 from routecli.miloop.model import MiLoop, MiLoopConfig, resolve_precision, rollout
 from routecli.miloop.train import expand_rollouts, label_env, sample_batch
 from routecli.nn import fused
-from routecli.store import git_commit
+from routecli.results import git_commit
 from routecli.train.losses import dpo_loss
 
 ROWS = [  # problem, size, DPO batch, rollouts (the default curriculum's stages)

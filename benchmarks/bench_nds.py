@@ -16,7 +16,7 @@ validated by :func:`routecli.solvers.run`:
 ``learned`` is NDS with the shipped checkpoint (``nds-<problem>.pt``), ``random`` the
 same search (same rollouts per iteration, same removal count) with uniformly random removals,
 ``hgs`` PyVRP, ``sisr`` the string-removal search with its own settings (``sisr:policy=random``
-its random-removal control). Rows go to a CSV in the shared schema of :mod:`routecli.bench.results` as
+its random-removal control). Rows go to a CSV in the shared schema of :mod:`routecli.results` as
 they come (a rerun skips finished rows; files of the round-1 layout are refused). Under each table, the
 first solver is compared with each other one on the same instances (wins, paired Wilcoxon test).
 
@@ -40,14 +40,13 @@ from typing import Any
 from scipy.stats import wilcoxon
 
 from routecli import generate
-from routecli.bench.results import ResultLog, ResultRow
 from routecli.bench.sets import data_root
 from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.generate import batch_instances
 from routecli.io import read_instance
+from routecli.results import Provenance, ResultLog, ResultRow
 from routecli.solvers import make_solver, run
 from routecli.stop import Criterion, MaxIterations, MaxRuntime
-from routecli.store import Provenance
 from routecli.train.checkpoint import shipped
 
 DATA = data_root() or Path("../shared/benchdata")  # --data-root rule of routecli bench

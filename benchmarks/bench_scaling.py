@@ -14,7 +14,7 @@ matrix products); the fused kernel is compiled before the clock starts. The solu
 checked with ``validate``. The TSP cost is also given relative to the Beardwood-Halton-Hammersley
 estimate ``0.7124 sqrt(N)`` of the optimal tour through N uniform points in the unit square
 (asymptotic; a few percent low at 1k).
-Writes ``OUT.csv`` (one row per case in the schema of :mod:`routecli.bench.results` plus the
+Writes ``OUT.csv`` (one row per case in the schema of :mod:`routecli.results` plus the
 scaling columns; resumable) and ``OUT.md``.
 """
 
@@ -31,8 +31,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from routecli.bench.results import COLUMNS, ResultLog, ResultRow
-from routecli.store import Provenance
+from routecli.results import COLUMNS, Provenance, ResultLog, ResultRow
 
 EXTRA = ["engine", "candidates", "ms_per_step", "steps", "cpu_s", "cpu_ms_per_step", "peak_rss_mb",
          "model_rss_mb", "bhh_ratio", "routes"]
@@ -53,10 +52,10 @@ def run_case(problem: str, n: int, mode: str, seed: int, threads: int) -> dict:
     """Solve one instance in this process through ``--model miloop``; returns its row."""
     import torch
 
-    from routecli.bench.results import ResultRow
     from routecli.generate import batch_instances
     from routecli.miloop.decode import decode
     from routecli.miloop.solver import DEFAULT_CANDIDATES
+    from routecli.results import ResultRow
     from routecli.solvers import make_solver, run
 
     kind = "tsp" if problem == "dimacs" else problem

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from routecli.store import git_commit
+from routecli.results import git_commit
 
 DEMO = "data/demo/cvrp-demo-50.vrp"
 FLOOR = 1.0  # seconds, for the commands marked in COMMANDS

@@ -12,7 +12,7 @@ read from the doubled run's record of improvements (checked against a separate r
 plain budget on the first instance of each set). The table gives the mean gain of doubling,
 which should be below 0.1%.
 
-One process, one core. ``--rows`` (a :class:`routecli.bench.results.ResultStore`) keeps one line
+One process, one core. ``--rows`` (a :class:`routecli.results.ResultStore`) keeps one line
 per finished instance, keyed by set, budget and instance fingerprint, and a rerun skips those
 already there, so the check can be spread over several sessions; rows of another budget (a
 changed ``reference_budget`` or PyVRP version) or number of instances are refused.
@@ -35,8 +35,8 @@ from routecli.baselines.reference import ReferenceBudget, cache_path, reference_
 from routecli.generate import batch_instances
 from routecli.problems import Instance, check
 from routecli.problems.fingerprint import fingerprint
+from routecli.results import ResultStore, git_commit
 from routecli.solvers import Progress
-from routecli.store import ResultStore, git_commit
 
 # name: (instances of it, where they come from). The sets whose gaps routecli reports; the
 # analyses' references are a measured fraction of this budget (benchmarks/analysis_budget.py).

@@ -16,7 +16,7 @@ model runs, the first --check-refs instances are solved again with the budget do
 stored reference worse than that by more than 0.2% is reported as a warning.
 
 Long runs (M = 100 x8 takes minutes per instance on a CPU) can be spread over several
-sessions with ``--per-instance FILE.csv`` (a :class:`routecli.bench.results.ResultStore`):
+sessions with ``--per-instance FILE.csv`` (a :class:`routecli.results.ResultStore`):
 instances are decoded one block at a time, each finished one is appended to the file keyed by
 the SHA-256 of the checkpoint's tensors, the decoding settings and the instance's fingerprint,
 and a rerun skips those already there. The summary compares the stored model costs with the
@@ -52,7 +52,7 @@ from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
 from routecli.problems import Instance, validate
 from routecli.problems.fingerprint import fingerprint
-from routecli.store import ResultStore, git_commit
+from routecli.results import ResultStore, git_commit
 from routecli.train import checkpoint
 
 # A stored reference more than this much (%) worse than a run with the budget doubled is not

@@ -15,7 +15,7 @@ multi-start from M = 100 distinct pickups / densest items), ``m100x8`` (the same
 symmetric images, PDTSP). Every solution is validated; gaps are (ours - ref) / ref for PDTSP
 and (opt - ours) / opt for the knapsack, in percent.
 
-Resumable: ``--csv`` is a :class:`routecli.bench.results.ResultStore` with one row per
+Resumable: ``--csv`` is a :class:`routecli.results.ResultStore` with one row per
 (problem, size, capacity, instance fingerprint, method, weights, references); a rerun skips the
 rows already there (rows of other weights, told apart by the SHA-256 of the checkpoint's
 tensors, are refused), so a long table can be filled over several sessions. A row names its
@@ -46,7 +46,7 @@ from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
 from routecli.problems import Instance, cost, gap, validate
 from routecli.problems.fingerprint import fingerprint
-from routecli.store import ResultStore
+from routecli.results import ResultStore
 from routecli.train import checkpoint
 
 FIELDS = ["problem", "size", "capacity", "index", "fingerprint", "method", "checkpoint_sha256",

@@ -35,7 +35,7 @@ from routecli.generate import batch_instances
 from routecli.miloop.labels import label_sequences
 from routecli.miloop.model import load_policy, rollout
 from routecli.miloop.train import TrainConfig, label_env, pyvrp_budget, validation_batch
-from routecli.store import git_commit
+from routecli.results import git_commit
 from routecli.train import checkpoint
 
 PREFIXES = (0, 10, 25, 50, 75, 90)  # percent of the decisions taken from the label

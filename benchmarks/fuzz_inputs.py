@@ -1,8 +1,8 @@
-"""Fuzz the input side: run cases of every strategy in routecli/bench/fuzz/strategies.py
+"""Fuzz the input side: run cases of every strategy in tests/fuzz/strategies.py
 (mutated benchmark files, --bks and --seed values, PDTSP layouts, malformed solution files,
 solution ids, unused fields, fleet and TYPE, JSON strictness, blank-line padding, output paths,
 torn results files, concurrent bench, edited checkpoint configurations) through the CLI entry
-point and count what happens (outcomes: routecli/bench/fuzz/harness.py).
+point and count what happens (outcomes: tests/fuzz/harness.py).
 
     .venv/bin/python benchmarks/fuzz_inputs.py --cases 300 --seed 0 [--strategies "seeds,bks values"]
 
@@ -25,13 +25,17 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.bench.fuzz.harness import Runner, run_case, table
-from routecli.bench.fuzz.mutations import load_seeds
-from routecli.bench.fuzz.strategies import STRATEGIES
 from routecli.cli.app import main as routecli_main
-from routecli.store import ResultStore
+from routecli.results import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
+# The fuzzer is test tooling (tests/fuzz, which the tests also run); a script sees its own
+# folder on sys.path, not the checkout's root.
+sys.path.insert(0, str(ROOT))
+from tests.fuzz.harness import Runner, run_case, table  # noqa: E402
+from tests.fuzz.mutations import load_seeds  # noqa: E402
+from tests.fuzz.strategies import STRATEGIES  # noqa: E402
+
 DEFAULT_DATA = ROOT.parent / "shared" / "benchdata"
 FIELDS = ["case", "runs_in_case", "strategy", "input", "invocation", "expect", "outcome", "exit",
           "seconds", "detail"]

@@ -50,7 +50,7 @@ from routecli.miloop.train import Stage, TrainConfig, Trainer, sample_batch
 from routecli.nds.removal import LearnedRemoval
 from routecli.nds.train import Episode, NDSTrainConfig, NDSTrainer
 from routecli.nn.device import generator as seeded_generator
-from routecli.store import git_commit
+from routecli.results import git_commit
 
 
 @dataclass(frozen=True)

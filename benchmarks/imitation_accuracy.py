@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from routecli.atomic import atomic_write_text
+from routecli.experiments.pe.pairs import slug
 from routecli.generate.batch import load_batch
 from routecli.improve.env import initial_orders, make_instances
 from routecli.improve.model import load_model
@@ -40,10 +41,9 @@ from routecli.improve.moves import (
     pairwise_tour_costs,
     unflatten_move,
 )
-from routecli.improve.pairs import slug
 from routecli.improve.train import evaluate, make_env
 from routecli.nn.device import generator as seeded_generator
-from routecli.store import Provenance, read_csv
+from routecli.results import Provenance, read_csv
 
 
 @torch.no_grad()

@@ -38,8 +38,10 @@ import numpy as np
 import torch
 
 from routecli.atomic import atomic_write_text
+from routecli.experiments.pe.curve import validation_protocol
+from routecli.experiments.pe.pairs import prepare, slug
+from routecli.experiments.pe.protocol import BACKBONES, Model, build, make_protocol
 from routecli.generate.batch import load_batch
-from routecli.improve.curve import validation_protocol
 from routecli.improve.env import Instances
 from routecli.improve.imitation import (
     TARGETS,
@@ -55,10 +57,8 @@ from routecli.improve.imitation import (
     trainable,
 )
 from routecli.improve.moves import as_good_as_best
-from routecli.improve.pairs import prepare, slug
-from routecli.improve.protocol import BACKBONES, Model, build, make_protocol
 from routecli.improve.train import evaluate
-from routecli.store import Provenance, ResultStore, read_csv
+from routecli.results import Provenance, ResultStore, read_csv
 
 DEFAULTS = ImitationConfig()
 FINAL_COLUMNS = ("pe", "update", "eval_steps", "augment", "val_gap_pct", "eval_seconds")

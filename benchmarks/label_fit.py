@@ -27,7 +27,7 @@ from routecli.miloop.decode import decode
 from routecli.miloop.labels import label_sequences
 from routecli.miloop.model import load_policy, rollout
 from routecli.miloop.train import TrainConfig, label_env, pyvrp_budget, validation_batch
-from routecli.store import git_commit
+from routecli.results import git_commit
 from routecli.train import checkpoint
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from routecli.miloop.train import Stage, TrainConfig, Trainer
 from routecli.plots import plot_curves
-from routecli.store import ResultStore, git_commit
+from routecli.results import ResultStore, git_commit
 from routecli.train.checkpoint import shipped
 
 

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/miloop_ablation.py --variants all --seeds 3 --cpu-minutes 30 \
         --out benchmarks/results/miloop_ablation_tsp20
 
-Trains every variant of :data:`routecli.analysis.ablation.VARIANTS` from scratch with each
+Trains every variant of :data:`routecli.experiments.ablation.VARIANTS` from scratch with each
 seed (run folders under ``--runs``, resumed from their ``last.pt``), on the same TSP instance
 stream and the same CPU budget, decodes the fixed test sets greedily and appends one row per
 test instance to ``OUT/rows.csv`` (commit, command and protocol recorded). A rerun skips what
@@ -21,7 +21,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from routecli.analysis.ablation import (
+from routecli.atomic import atomic_write_text
+from routecli.errors import RoutecliError
+from routecli.experiments.ablation import (
     VARIANTS,
     Evaluation,
     Protocol,
@@ -32,10 +34,7 @@ from routecli.analysis.ablation import (
     set_name,
     summarize,
 )
-from routecli.atomic import atomic_write_text
-from routecli.bench.results import ResultLog, ResultRow
-from routecli.errors import RoutecliError
-from routecli.store import Provenance, git_commit
+from routecli.results import Provenance, ResultLog, ResultRow, git_commit
 
 EXTRA = ["train_steps", "train_cpu_seconds"]  # the rows' columns beyond the result row's
 

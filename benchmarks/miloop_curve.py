@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from routecli.plots import plot_curves
-from routecli.store import git_commit
+from routecli.results import git_commit
 
 
 def curve(specs: list[str]) -> list[dict]:

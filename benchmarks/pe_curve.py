@@ -8,8 +8,8 @@
 
 Trains every (PE, seed) with ``compare-pe``'s protocol (``--budget`` as there) and evaluates it
 every ``--val-every`` epochs on a validation set (``--val-size`` instances, another seed than
-the comparison's test set) against PyVRP references (:mod:`routecli.improve.curve`), one row
-per evaluation in ``--out/curve.csv`` (a :class:`routecli.store.ResultStore`: commit, date and
+the comparison's test set) against PyVRP references (:mod:`routecli.experiments.pe.curve`), one row
+per evaluation in ``--out/curve.csv`` (a :class:`routecli.results.ResultStore`: commit, date and
 command recorded). Resumable: the weights and training state of every pair are saved in
 ``--out/state`` after each evaluation (commit the folder to carry a run to the next session);
 ``--cpu-minutes`` bounds this invocation. ``--report STEM`` writes ``STEM.md`` (mean and seed
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import torch
 
-from routecli.improve import curve
-from routecli.improve.paper import expand_pes
-from routecli.improve.protocol import make_protocol
+from routecli.experiments.pe import curve
+from routecli.experiments.pe.paper import expand_pes
+from routecli.experiments.pe.protocol import make_protocol
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ import torch
 
 from routecli.miloop.model import to_checkpoint
 from routecli.miloop.train import Stage, TrainConfig, Trainer
-from routecli.store import git_commit
+from routecli.results import git_commit
 from routecli.train import checkpoint
 from routecli.train.checkpoint import shipped
 

@@ -40,3 +40,14 @@ def malformed_dir(deep_dir: Path) -> Path:
     """A copy of tests/data/malformed in :func:`deep_dir`."""
     shutil.copytree(DATA / "malformed", deep_dir / "malformed")
     return deep_dir / "malformed"
+
+
+def single_torch_thread():
+    """Small tensors: one torch thread is faster, and much faster on a busy machine (a
+    conftest makes it an autouse fixture of its folder)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from routecli.atomic import atomic_write_text
-from routecli.bench.results import ResultRow as BenchRow
 from routecli.plots.figure import save_png
+from routecli.results import ResultRow as BenchRow
 
 REPORT_FILE = "report.md"
 PLOT_FILE = "gap_vs_size.png"

@@ -21,15 +21,14 @@ from typing import Any
 
 from routecli.atomic import LockHeld, atomic_write_text, sole_writer
 from routecli.bench.report import PLOT_FILE, PLOT_SOFTWARE, REPORT_FILE, REPORT_MARK
-from routecli.bench.results import ResultLog, ResultRow, portable_path
 from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution, written_by_routecli
 from routecli.plots.figure import png_made_by
+from routecli.results import Provenance, ResultLog, ResultRow, ResultStoreError, portable_path
 from routecli.solvers import Solver, make_solver, run
 from routecli.stop import Criterion, describe
-from routecli.store import Provenance, ResultStoreError
 
-BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.bench.results
+BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.results
 
 # The files of a bench run folder; run.json (carrying RUN_MARK) is what makes one.
 RUN_FILE = "run.json"

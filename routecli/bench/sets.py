@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from routecli.errors import OptionError
-from routecli.io.files import folder_instances
+from routecli.io.files import DATA_ROOT_ENV, data_root, folder_instances
 
 # name -> (folder under the data root, file pattern, size buckets key)
 NAMED_SETS: dict[str, tuple[str, str, str]] = {
@@ -14,17 +13,6 @@ NAMED_SETS: dict[str, tuple[str, str, str]] = {
     "cvrplib-x": ("cvrplib/X", "*.vrp", "cvrp"),
     "cvrplib-ags": ("cvrplib/AGS", "*.vrp", "cvrp"),
 }
-DATA_ROOT_ENV = "ROUTECLI_DATA"
-
-
-def data_root(given: Path | None = None) -> Path | None:
-    """``--data-root``, else ``$ROUTECLI_DATA``, else ``../shared/benchdata`` if it exists."""
-    if given is not None:
-        return given
-    if os.environ.get(DATA_ROOT_ENV):
-        return Path(os.environ[DATA_ROOT_ENV])
-    candidate = Path.cwd().parent / "shared" / "benchdata"
-    return candidate if candidate.is_dir() else None
 
 
 def resolve(targets: list[str], root: Path | None = None) -> list[Path]:

@@ -112,7 +112,7 @@ def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
     from importlib.metadata import version
 
     from routecli.atomic import atomic_write_text
-    from routecli.store import git_commit
+    from routecli.results import git_commit
 
     if out.suffix == ".json":  # NaN (undefined value) becomes null
         meta = {"routecli": version("routecli"), "commit": git_commit(), **meta}

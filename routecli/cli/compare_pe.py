@@ -1,5 +1,5 @@
 """``routecli compare-pe``: the PE paper's controlled comparison (Table 4, ablations Tables
-10-12, N2S vs HA-N2S Table 6) as one resumable command (:mod:`routecli.improve.pairs`).
+10-12, N2S vs HA-N2S Table 6) as one resumable command (:mod:`routecli.experiments.pe.pairs`).
 Register with ``app.command("compare-pe")(compare_pe)``."""
 
 from __future__ import annotations
@@ -64,11 +64,11 @@ def compare_pe(
     import torch
 
     from routecli.cli.common import console
-    from routecli.improve.claims import report as report_claims
-    from routecli.improve.pairs import finished, run, slug
-    from routecli.improve.paper import expand_pes
-    from routecli.improve.protocol import make_protocol
-    from routecli.improve.summary import report
+    from routecli.experiments.pe.claims import report as report_claims
+    from routecli.experiments.pe.pairs import finished, run, slug
+    from routecli.experiments.pe.paper import expand_pes
+    from routecli.experiments.pe.protocol import make_protocol
+    from routecli.experiments.pe.summary import report
     from routecli.resources import resolve_device
 
     where = resolve_device(device)

@@ -1,4 +1,4 @@
-"""Learned improvement search for the PE paper's controlled comparison (Layer 1 and 3).
+"""Learned improvement search: the DACT and N2S models (Layer 1 and 3 of the PE paper).
 
 - :mod:`routecli.improve.moves`: 2-opt / relocate / exchange on giant tours with capacity and
   precedence masks, and N2S's PDTSP pair removal-reinsertion.
@@ -7,11 +7,8 @@
 - :mod:`routecli.improve.n2s`: N2S for PDTSP (synthesis attention, removal and reinsertion
   decoders), any PE.
 - :mod:`routecli.improve.train`: PPO with n-step returns (DACT/N2S), rollouts and evaluation.
-- The controlled comparison behind ``routecli compare-pe``: :mod:`routecli.improve.paper` (the
-  PE lists of the paper's tables, the paper's values), :mod:`routecli.improve.protocol` (budgets,
-  the protocol, the backbone it builds), :mod:`routecli.improve.pairs` (running the (PE, seed)
-  pairs of a resumable run folder, shared by processes through per-pair claims),
-  :mod:`routecli.improve.summary` (statistics, Markdown, plot).
-- :mod:`routecli.improve.curve`: learning curves under the comparison's protocol.
+- :mod:`routecli.improve.imitation`: offline imitation of reference tours.
 - :mod:`routecli.improve.solver`: the ``dact`` model of ``routecli solve``/``bench``.
+
+The PE paper's comparison built on these models is :mod:`routecli.experiments.pe`.
 """

@@ -1,5 +1,5 @@
 """The one instance fingerprint: what keys the reference cache, the best-known registry
-(``routecli/io/bks.csv``) and every results file (:mod:`routecli.bench.results`)."""
+(``routecli/io/bks.csv``) and every results file (:mod:`routecli.results`)."""
 
 from __future__ import annotations
 

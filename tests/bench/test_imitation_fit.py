@@ -12,7 +12,7 @@ import torch
 
 from routecli.improve.imitation import ImitationConfig, label_states
 from routecli.improve.train import generate_instances
-from routecli.store import read_csv
+from routecli.results import read_csv
 
 ROOT = Path(__file__).parents[2]
 

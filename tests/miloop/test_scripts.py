@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from routecli.miloop.model import MiLoop, MiLoopConfig, load_policy, to_checkpoint
-from routecli.store import read_csv
+from routecli.results import read_csv
 from routecli.train import checkpoint
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"

@@ -4,7 +4,7 @@ A row says what was solved (set, instance, file relative to the data root), by w
 label, its settings as JSON, seed, time and iteration limits), what came out (cost, reference
 value, gap in percent, seconds, feasibility and the first violations) and where the number
 comes from (git commit, UTC date, the command line). :class:`ResultLog` is the
-:class:`routecli.store.ResultStore` of such rows.
+:class:`routecli.results.store.ResultStore` of such rows.
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from routecli.bench.sets import data_root
+from routecli.io.files import data_root
+from routecli.results.provenance import Provenance
+from routecli.results.store import ResultStore
 from routecli.solvers import SolveResult
 from routecli.stop import Criterion, describe
-from routecli.store import Provenance, ResultStore
 
 
 def portable_path(path: str | Path) -> str:
     """``path`` relative to the benchmark data root (``../shared/benchdata`` by the rule of
-    :func:`routecli.bench.sets.data_root`) or to the working folder when inside either; results
+    :func:`routecli.io.files.data_root`) or to the working folder when inside either; results
     never record a machine's absolute paths for those files."""
     resolved = Path(path).resolve()
     for base in (data_root(), Path.cwd()):

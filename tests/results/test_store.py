@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from routecli.store import Provenance, ResultStore, ResultStoreError, git_commit
+from routecli.results import Provenance, ResultStore, ResultStoreError, git_commit
 
 
 def test_store_resumes_by_key_and_drops_a_row_torn_by_a_kill(tmp_path):
@@ -65,7 +65,7 @@ def test_the_commit_is_dirty_for_a_code_change_not_for_results_or_prose(tmp_path
 
 
 def test_rows_name_the_commit_the_process_started_from_not_a_later_one(monkeypatch):
-    import routecli.store as store
+    import routecli.results.provenance as provenance
 
-    monkeypatch.setattr(store, "git_commit", lambda cwd=None: "a-later-commit")
-    assert Provenance.current().commit == store.STARTED_FROM != "a-later-commit"
+    monkeypatch.setattr(provenance, "git_commit", lambda cwd=None: "a-later-commit")
+    assert Provenance.current().commit == provenance.STARTED_FROM != "a-later-commit"

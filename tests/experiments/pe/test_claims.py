@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from routecli.improve.claims import claims, report
-from routecli.improve.protocol import make_protocol
+from routecli.experiments.pe.claims import claims, report
+from routecli.experiments.pe.protocol import make_protocol
 
 from .conftest import comparison_folder
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from routecli.bench.fuzz.mutations import BENIGN, Seed, must_reject, mutate, pick
+from tests.fuzz.mutations import BENIGN, Seed, must_reject, mutate, pick
 
 Expect = str  # "accept" (exit 0), "reject" (exit 2, one line), "infeasible" (exit 1), "any"
 

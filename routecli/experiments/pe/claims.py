@@ -1,9 +1,9 @@
 """The PE paper's findings, pair by pair, tested on a comparison run folder (``claims.md``).
 
-Each pair its tables compare (:func:`routecli.improve.paper.paper_pairs`) is a claim: the
+Each pair its tables compare (:func:`routecli.experiments.pe.paper.paper_pairs`) is a claim: the
 encoding with the lower paper gap is the better one. Ours is the difference of the mean gaps
 over seeds, with its standard error, the paired test over test instances and Welch's t over
-the per-seed gaps (:func:`routecli.improve.summary.summarize`). The verdict is the seed-level
+the per-seed gaps (:func:`routecli.experiments.pe.summary.summarize`). The verdict is the seed-level
 test's: a difference in the paper's direction with p < :data:`ALPHA` *holds*, one in the other
 direction is *reversed*, anything else is *not separated*; a pair with a single seed on either
 side is *pending*.
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Literal
 
 from routecli.atomic import atomic_write_text
-from routecli.improve.pairs import row_store
-from routecli.improve.paper import paper_gap_at, paper_pairs
-from routecli.improve.protocol import Protocol
-from routecli.improve.summary import Summary, fmt, fmt_p, summarize
+from routecli.experiments.pe.pairs import row_store
+from routecli.experiments.pe.paper import paper_gap_at, paper_pairs
+from routecli.experiments.pe.protocol import Protocol
+from routecli.experiments.pe.summary import Summary, fmt, fmt_p, summarize
 
 ALPHA = 0.05
 Verdict = Literal["holds", "reversed", "not separated", "pending"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from routecli.errors import OptionError
-from routecli.improve.paper import (
+from routecli.experiments.pe.paper import (
     expand_pes,
     paper_gap_at,
     paper_pairs,

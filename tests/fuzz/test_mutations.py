@@ -1,4 +1,4 @@
-"""150 fixed mutations of real benchmark files (routecli/bench/fuzz/mutations.py) through the
+"""150 fixed mutations of real benchmark files (tests/fuzz/mutations.py) through the
 reader and ``routecli info``: no traceback, every error one line, nothing the readers must reject
 accepted. The full harness (``solve`` and the other strategies too) is
 ``python benchmarks/fuzz_inputs.py``."""
@@ -6,9 +6,9 @@ accepted. The full harness (``solve`` and the other strategies too) is
 import numpy as np
 import pytest
 
-from routecli.bench.fuzz import mutations as harness
 from routecli.errors import MAX_MESSAGE, RoutecliError
 from routecli.io import best_known, read_instance
+from tests.fuzz import mutations as harness
 
 CASES = 150
 

@@ -1,9 +1,9 @@
 """The one result store: an append-only CSV of keyed rows, each with its provenance.
 
 The results files that grow as work finishes are :class:`ResultStore` files: ``routecli
-bench``'s ``results.csv`` (:class:`routecli.bench.results.ResultLog`), ``routecli
-compare-pe``'s ``rows.csv`` and ``untrained.csv`` (:mod:`routecli.improve.pairs`), the PE
-learning curves' ``curve.csv`` (:mod:`routecli.improve.curve`) and the row files of the
+bench``'s ``results.csv`` (:class:`routecli.results.ResultLog`), ``routecli
+compare-pe``'s ``rows.csv`` and ``untrained.csv`` (:mod:`routecli.experiments.pe.pairs`), the PE
+learning curves' ``curve.csv`` (:mod:`routecli.experiments.pe.curve`) and the row files of the
 scripts under ``benchmarks/`` (``ResultLog`` or ``ResultStore``; ``learning_curve.py`` and
 ``fuzz_inputs.py`` among them). Rows are keyed by what
 ran, its settings and the instance (its :func:`~routecli.problems.fingerprint.fingerprint`
@@ -28,71 +28,15 @@ from __future__ import annotations
 
 import csv
 import io
-import shlex
-import subprocess
 import sys
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
-from datetime import UTC, datetime
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from routecli.atomic import append_csv_rows
 from routecli.errors import RoutecliError
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Where a number comes from: the commit the process started from (``-dirty`` with
-    uncommitted code changes), the UTC date and the command line."""
-
-    commit: str
-    date: str
-    command: str
-
-    @classmethod
-    def current(cls, argv: list[str] | None = None) -> Provenance:
-        return cls(STARTED_FROM, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                   command_line(sys.argv if argv is None else argv))
-
-
-# Files whose edits cannot change a number: result files (a long run appends rows while the
-# same checkout keeps running) and prose.
-_NOT_CODE = (":(top,exclude)benchmarks/results", ":(top,exclude,glob)**/*.md",
-             ":(top,exclude,glob)**/*.png")
-
-
-def git_commit(cwd: Path | None = None) -> str:
-    """``git rev-parse --short HEAD`` of the checkout routecli runs from (``unknown``
-    outside one), with ``-dirty`` when tracked files other than results and prose have
-    uncommitted changes."""
-    here = cwd or Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no",
-                                "--", ":(top)", *_NOT_CODE],
-                               cwd=here, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("-dirty" if dirty.strip() else "")
-
-
-# The commit this process loaded its code from, read once when the store is first imported:
-# rows a long run appends hours later name that code, not commits made meanwhile.
-STARTED_FROM = git_commit()
-
-
-def command_line(argv: list[str]) -> str:
-    """The command as a user would retype it: the program's file name, not its full path."""
-    if not argv:
-        return ""
-    program = Path(argv[0])
-    shown = program.name if program.is_absolute() else argv[0]
-    return shlex.join([shown, *argv[1:]])
-
-
-PROVENANCE = [f.name for f in fields(Provenance)]
+from routecli.results.provenance import PROVENANCE, Provenance
 
 
 class ResultStoreError(RoutecliError):

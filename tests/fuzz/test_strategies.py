@@ -1,4 +1,4 @@
-"""A few cases of each fuzz strategy (routecli/bench/fuzz/strategies.py) run through the
+"""A few cases of each fuzz strategy (tests/fuzz/strategies.py) run through the
 harness's worker and classification: no traceback, no unclean error, nothing invalid accepted,
 nothing valid rejected. ``seeds`` is left to the full run (``python benchmarks/fuzz_inputs.py``):
 its nds and hgs runs take seconds each. The oracle and the new steps (torn files, copies run at
@@ -11,7 +11,8 @@ import os
 import numpy as np
 import pytest
 
-from routecli.bench.fuzz.harness import (
+from routecli.cli.app import main
+from tests.fuzz.harness import (
     BAD,
     Runner,
     capture_copies,
@@ -22,8 +23,8 @@ from routecli.bench.fuzz.harness import (
     tear,
     unwritable,
 )
-from routecli.bench.fuzz.mutations import Seed, load_seeds
-from routecli.bench.fuzz.strategies import (
+from tests.fuzz.mutations import Seed, load_seeds
+from tests.fuzz.strategies import (
     SEED_MAX,
     STRATEGIES,
     Case,
@@ -33,7 +34,6 @@ from routecli.bench.fuzz.strategies import (
     seed_values,
     torn_results,
 )
-from routecli.cli.app import main
 
 CASES = 4
 

@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from routecli.improve import curve
+from routecli.experiments.pe import curve
+from routecli.experiments.pe.protocol import make_protocol
 from routecli.improve.model import DACT, DACTConfig
-from routecli.improve.protocol import make_protocol
 from routecli.improve.train import PPOConfig, train
-from routecli.store import PROVENANCE
-
-from .test_model import SMALL
+from routecli.results import PROVENANCE
+from tests.improve.test_model import SMALL
 
 CFG = PPOConfig(epochs=3, batches=2, batch_size=3, t_train=4, n_step=2, curriculum=2,
                 lr_actor=1e-3, lr_critic=1e-3)
@@ -117,8 +116,8 @@ def test_a_curve_killed_between_its_row_and_its_state_resumes_to_the_same_number
     assert [n[2] for n in numbers(out)] == ["1", "2"]
 
 
-COMMITTED = Path(__file__).parents[2] / "data/runs/pe_curve/cvrp20-cpu-e60"
-REPORT = Path(__file__).parents[2] / "benchmarks/results/pe_curve_cvrp20_cpu_e60.md"
+COMMITTED = Path(__file__).parents[3] / "data/runs/pe_curve/cvrp20-cpu-e60"
+REPORT = Path(__file__).parents[3] / "benchmarks/results/pe_curve_cvrp20_cpu_e60.md"
 
 
 def test_the_committed_curve_of_the_first_layout_reports_as_before_and_resumes_in_the_store(

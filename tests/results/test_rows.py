@@ -3,16 +3,18 @@ import json
 
 import pytest
 
-from routecli.bench.results import (
+from routecli.generate import batch_instances, cvrp
+from routecli.results import (
     COLUMNS,
+    Provenance,
     ResultLog,
     ResultRow,
+    ResultStoreError,
+    command_line,
     portable_path,
 )
-from routecli.generate import batch_instances, cvrp
 from routecli.solvers import make_settings, make_solver, run
 from routecli.stop import MaxIterations
-from routecli.store import Provenance, ResultStoreError, command_line
 
 
 def one_row(tmp_path):

@@ -1,12 +1,12 @@
 """Learning curves of the controlled PE comparison: the validation gap of every (PE, seed) against
 training epochs and CPU-seconds, so a budget is chosen where training has converged.
 
-Every (PE, seed) trains with the comparison's own protocol (:mod:`routecli.improve.protocol`:
+Every (PE, seed) trains with the comparison's own protocol (:mod:`routecli.experiments.pe.protocol`:
 same backbone, schedule, seeded data) and is evaluated every ``val_every`` epochs on a
 validation set drawn with another seed than the comparison's test set, so choosing a budget here
 does not look at the test instances. After each evaluation the weights and the whole training
 state (optimizer, learning-rate schedule, sampling generator, CPU-seconds so far) are saved in
-``state/``, just after the row lands in ``curve.csv``, a :class:`routecli.store.ResultStore`
+``state/``, just after the row lands in ``curve.csv``, a :class:`routecli.results.ResultStore`
 keyed by (PE, seed, epoch) with each row's provenance (commit, date, command): a run stopped at
 any point (``cpu_minutes``, a killed session, another machine given the folder) resumes at its
 last saved state and continues exactly as an uninterrupted run would (a row torn by the kill is
@@ -28,11 +28,11 @@ import numpy as np
 
 from routecli.atomic import claim
 from routecli.errors import OptionError
-from routecli.improve.pairs import evaluate_row, prepare, slug
-from routecli.improve.protocol import Device, Protocol, build, load, model_checkpoint
-from routecli.improve.summary import fmt
+from routecli.experiments.pe.pairs import evaluate_row, prepare, slug
+from routecli.experiments.pe.protocol import Device, Protocol, build, load, model_checkpoint
+from routecli.experiments.pe.summary import fmt
 from routecli.improve.train import PPOConfig, train
-from routecli.store import ResultStore
+from routecli.results import ResultStore
 from routecli.train import checkpoint as ckpt
 
 VALIDATION_SEED = 2_000_003  # not the comparison's test seed (Protocol.test_seed)

@@ -22,10 +22,10 @@ from typing import Any
 import torch
 
 from routecli.errors import OptionError
+from routecli.experiments.pe.paper import ours
 from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import DACT, DACTConfig, load_model, to_checkpoint
 from routecli.improve.n2s import N2S, N2SConfig, load_n2s, n2s_checkpoint
-from routecli.improve.paper import ours
 from routecli.improve.train import PPOConfig
 from routecli.train.checkpoint import save
 

@@ -6,7 +6,7 @@ the same budget on the same seeded instances, improve one fixed test set from th
 tours with the same step budget, and record the mean objective and gap to a PyVRP reference
 (the tables' Obj. and Gap % columns). The folder (:func:`prepare`) holds ``protocol.json``, the
 test set (``test.npz``) and its reference costs (``reference.csv``). Rows land as they finish
-in ``rows.csv``, a :class:`routecli.store.ResultStore` keyed by (PE, seed) with each row's
+in ``rows.csv``, a :class:`routecli.results.ResultStore` keyed by (PE, seed) with each row's
 provenance (commit, date, command), and the row's per-instance costs in ``costs.csv`` (keyed
 by PE, seed and instance; the row holds their provenance): a rerun with the same ``--out``
 skips the finished pairs, and a row torn by a kill is dropped. Trained weights stay in
@@ -34,9 +34,7 @@ import numpy as np
 from routecli.atomic import append_csv_rows, atomic_write_text, claim
 from routecli.baselines.reference import reference_solutions
 from routecli.errors import OptionError
-from routecli.generate import batch_instances, load_batch, save_batch
-from routecli.improve.imitation import ImitationConfig, train_imitation
-from routecli.improve.protocol import (
+from routecli.experiments.pe.protocol import (
     Device,
     Model,
     Protocol,
@@ -45,10 +43,12 @@ from routecli.improve.protocol import (
     save_model,
     versus_pe,
 )
+from routecli.generate import batch_instances, load_batch, save_batch
+from routecli.improve.imitation import ImitationConfig, train_imitation
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
 from routecli.problems import cost
-from routecli.store import ResultStore, read_csv
+from routecli.results import ResultStore, read_csv
 
 ROW_FIELDS = ["pe", "seed", "obj", "gap_pct", "train_seconds", "eval_seconds", "parameters"]
 COST_FIELDS = ["pe", "seed", "instance", "cost"]

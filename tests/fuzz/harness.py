@@ -46,7 +46,7 @@ from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from routecli.bench.fuzz.strategies import Case, Run, Tear
+from tests.fuzz.strategies import Case, Run, Tear
 
 Main = Callable[[list[str]], int]
 MEMORY_LIMIT = 6 * 2**30  # bytes of address space per worker: a runaway allocation fails fast

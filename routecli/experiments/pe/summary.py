@@ -3,10 +3,10 @@ plot (``<stem>.md``, ``<stem>.png``), our numbers beside the PE paper's (Tables 
 
 Per PE (:func:`summarize`): the mean and the sample standard deviation over seeds of the
 per-seed mean objective and gap (the tables' Obj. and Gap % columns); the paired comparison with
-the reference PE, IPE+XPE (:func:`routecli.improve.protocol.versus_pe`), over test instances
+the reference PE, IPE+XPE (:func:`routecli.experiments.pe.protocol.versus_pe`), over test instances
 (wins, losses and the Wilcoxon signed-rank p of the per-instance cost differences, costs
 averaged over the seeds both have); Welch's t over the per-seed gaps (whether the difference
-exceeds seed-to-seed noise); and the paper's values (:mod:`routecli.improve.paper`).
+exceeds seed-to-seed noise); and the paper's values (:mod:`routecli.experiments.pe.paper`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 
 from routecli.atomic import atomic_write_text
+from routecli.experiments.pe.pairs import row_store
+from routecli.experiments.pe.paper import paper_reference, paper_value
+from routecli.experiments.pe.protocol import Protocol, versus_pe
 from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import parse_pe
-from routecli.improve.pairs import row_store
-from routecli.improve.paper import paper_reference, paper_value
-from routecli.improve.protocol import Protocol, versus_pe
 from routecli.pe.registry import PE_REGISTRY
 from routecli.plots.figure import save_png
-from routecli.store import read_csv
+from routecli.results import read_csv
 
 
 @dataclass(frozen=True)

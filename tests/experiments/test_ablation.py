@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from routecli.analysis.ablation import (
+from routecli.errors import OptionError
+from routecli.experiments.ablation import (
     PAPER_TABLE5,
     VARIANTS,
     Evaluation,
@@ -21,7 +22,6 @@ from routecli.analysis.ablation import (
     summarize,
     train_config,
 )
-from routecli.errors import OptionError
 
 
 def test_each_variant_switches_its_components(tmp_path):

@@ -4,9 +4,9 @@ to it, two processes divide the pairs, a run killed mid-row resumes."""
 from __future__ import annotations
 
 from routecli.atomic import claim
-from routecli.improve.pairs import SLUG_LIMIT, finished, prepare, run, slug
-from routecli.improve.protocol import make_protocol
-from routecli.store import read_csv
+from routecli.experiments.pe.pairs import SLUG_LIMIT, finished, prepare, run, slug
+from routecli.experiments.pe.protocol import make_protocol
+from routecli.results import read_csv
 
 
 def test_pairs_another_process_holds_are_left_to_it(tmp_path, monkeypatch):
@@ -48,8 +48,8 @@ SHARE = """
 import sys, time
 from pathlib import Path
 import torch
-from routecli.improve import pairs
-from routecli.improve.protocol import make_protocol
+from routecli.experiments.pe import pairs
+from routecli.experiments.pe.protocol import make_protocol
 
 out, me, other = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 real, ran = pairs.run_pair, []

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.improve.pairs import ROW_FIELDS, row_store
-from routecli.improve.paper import expand_pes
-from routecli.improve.protocol import make_protocol
-from routecli.improve.summary import markdown, report, summarize, title
-from routecli.store import PROVENANCE, read_csv
+from routecli.experiments.pe.pairs import ROW_FIELDS, row_store
+from routecli.experiments.pe.paper import expand_pes
+from routecli.experiments.pe.protocol import make_protocol
+from routecli.experiments.pe.summary import markdown, report, summarize, title
+from routecli.results import PROVENANCE, read_csv
 
 from .conftest import comparison_folder
 
@@ -32,7 +32,7 @@ def test_the_seed_level_test_separates_seed_noise_from_a_real_difference(tmp_pat
     assert "seed-level Welch p" in text
 
 
-COMMITTED = Path(__file__).parents[2] / "benchmarks/results/compare_pe/pdtsp21-n2s-cpu"
+COMMITTED = Path(__file__).parents[3] / "benchmarks/results/compare_pe/pdtsp21-n2s-cpu"
 
 
 def test_a_committed_folder_of_the_first_layout_summarizes_as_before_and_after_migration(

@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from routecli.errors import OptionError
-from routecli.improve.imitation import ImitationConfig
-from routecli.improve.protocol import (
+from routecli.experiments.pe.protocol import (
     build,
     load,
     make_protocol,
@@ -18,8 +17,8 @@ from routecli.improve.protocol import (
     save_model,
     versus_pe,
 )
-
-from .test_model import SMALL
+from routecli.improve.imitation import ImitationConfig
+from tests.improve.test_model import SMALL
 
 
 def test_budgets_parse_with_overrides():
