@@ -38,9 +38,45 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
+STOPPED_BY = {"time limit": "the time limit", "iteration limit": "the iteration limit",
+              "no improvement": "the no-improvement limit", "interrupted": "an interruption"}
+
+
+@dataclass(frozen=True)
+class Effort:
+    """How much of its plan a solve carried out: ``done`` of ``planned`` ``unit`` (rollouts,
+    iterations, moves; ``planned`` is None where only the clock bounds the count) in
+    ``seconds`` of search, the part ``--time-limit`` bounds, and what stopped it
+    (:meth:`routecli.stop.Watch.stopped_by`: ``finished`` when the plan ran out first).
+    ``note``: anything else the result depends on, in words."""
+
+    unit: str
+    done: int
+    planned: int | None
+    seconds: float
+    stopped_by: str = "finished"
+    note: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """The whole plan ran (a search bounded only by time has none to complete)."""
+        return self.note is None and (self.stopped_by == "finished" or (
+            self.planned is not None and self.done >= self.planned))
+
+    def __str__(self) -> str:
+        count = f"{self.done:,}" if self.planned is None else f"{self.done:,} of {self.planned:,}"
+        text = f"ran {count} {self.unit} in {self.seconds:.2f}s"
+        if self.stopped_by != "finished":
+            text += ", stopped by " + STOPPED_BY.get(self.stopped_by, self.stopped_by)
+        return text if self.note is None else f"{text}; {self.note}"
+
+
 class Solver(Protocol):
+    """``effort``: the latest solve's :class:`Effort` (None before the first)."""
+
     name: str
     problems: tuple[str, ...]
+    effort: Effort | None
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Solution: ...
@@ -157,6 +193,7 @@ class SolveResult:
     solution: Solution
     bks: float | None = None
     sense: str = "min"  # "max" for a knapsack: the gap is then (bks - cost) / bks
+    effort: Effort | None = None  # the solver's account of the solve
 
     @property
     def gap(self) -> float | None:
@@ -186,4 +223,4 @@ def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Criterion | 
     problems = validate(instance, solution)
     return SolveResult(instance.name, instance.problem, instance.size, solver.name,
                        cost(instance, solution), seconds, not problems, problems, solution, bks,
-                       instance.sense)
+                       instance.sense, solver.effort)

@@ -30,7 +30,7 @@ from routecli.problems import (
     TSPInstance,
     VRPTWInstance,
 )
-from routecli.solvers import Progress, ProgressFn
+from routecli.solvers import Effort, Progress, ProgressFn
 from routecli.stop import Criterion, Watch, search_budget
 
 EXACT_SCALE = 10_000
@@ -161,7 +161,7 @@ class _Watch:
         if self.watch.out_of_iterations():
             return True
         self.timed_out = self.watch.out_of_time()
-        return self.timed_out
+        return self.timed_out or self.watch.done()
 
 
 class _Latest(pyvrp.IteratedLocalSearchCallbacks):
@@ -190,6 +190,7 @@ class Run:
     early: list[Tour | Routes] = field(default_factory=list)
     early_iterations: list[int] = field(default_factory=list)
     seconds: float = 0.0  # the search's own wall clock, the part the criterion bounds
+    stopped_by: str = "finished"  # routecli.stop.Watch.stopped_by when it stopped
 
 
 def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
@@ -213,7 +214,7 @@ def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
                [_solution(instance, data, result.best if best is None else best)
                 for best in watch.early_best],
                [watch.calls - 1 if at is None else at for at in watch.early_at],
-               watch.watch.elapsed)
+               watch.watch.elapsed, watch.watch.stopped_by())
 
 
 def _solution(instance: Instance, data: pyvrp.ProblemData,
@@ -227,11 +228,14 @@ class HGS:
 
     def __init__(self) -> None:
         self.last: Run | None = None  # the latest solve's run (iterations, for rates)
+        self.effort: Effort | None = None
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Tour | Routes:
-        self.last = search(instance, seed=seed, stop=stop, progress=progress)
-        return self.last.solution
+        run = self.last = search(instance, seed=seed, stop=stop, progress=progress)
+        self.effort = Effort("iterations", run.iterations, search_budget(stop).limits().iterations,
+                             run.seconds, run.stopped_by)
+        return run.solution
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import csv
 import io
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from routecli.cli import strict_json
+from routecli.cli import command_started, strict_json
 from routecli.cli.common import (
     BKS_HELP,
     Rounding,
@@ -25,6 +26,7 @@ from routecli.cli.model_options import RunOptions, run_options
 from routecli.cli.outputs import check_replaceable, solution_targets, write_target
 from routecli.cli.progress_bar import node_bar, wants_bar
 from routecli.errors import OptionError
+from routecli.stop import Interruption, signal_exit_code
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -35,9 +37,14 @@ if TYPE_CHECKING:
 
 # The columns of --csv and the keys of each --json object, in order: what was solved, how
 # (model, seed, its settings, the weights' digest, the routecli version), and what came out.
+# Times: ``seconds`` is the instance's share of the command's wall clock (start-up and reading
+# for the first, then each instance from the end of the one before), ``solve_seconds`` the
+# solve (loading weights included), ``search_seconds`` the part --time-limit bounds; ``work_*``
+# and ``stopped_by`` say how much of its plan the model ran (routecli.solvers.Effort).
 FIELDS = ("instance", "file", "problem", "size", "model", "seed", "settings",
           "checkpoint_sha256", "routecli_version", "objective", "cost", "bks", "bks_source",
-          "gap_pct", "seconds", "search_seconds", "feasible", "violations", "solution_file")
+          "gap_pct", "seconds", "solve_seconds", "search_seconds", "work_unit", "work_done",
+          "work_planned", "stopped_by", "note", "feasible", "violations", "solution_file")
 # What ``cost`` measures, per problem (routing problems not named: the route length).
 OBJECTIVES = {"kp": "value of the chosen items (maximised)",
               "pcvrp": "length minus collected prizes"}
@@ -82,13 +89,27 @@ def solve(
     for instance in instances:
         require_problem(solver, instance)
     targets = solution_targets(out, paths, [i.problem for i in instances], force)
-    rows = [solve_one(solver, path, instance, target, seed=options.seed, stop=stop, bks=bks,
-                      machine=json_lines, settings=settings)
-            for path, instance, target in zip(paths, instances, targets, strict=True)]
+    rows: list[dict[str, Any]] = []
+    mark = command_started()
+    with Interruption() as interruption:  # the first signal: keep the best so far, then exit
+        for path, instance, target in zip(paths, instances, targets, strict=True):
+            row = solve_one(solver, path, instance, target, seed=options.seed, stop=stop,
+                            bks=bks, machine=json_lines, settings=settings, since=mark)
+            rows.append(row)
+            mark += row["seconds"]
+            if interruption.signal is not None:
+                break
     if csv_file is not None:
         write_csv(csv_file, rows)
     if len(rows) > 1 and not json_lines:
         console.print(summary_table(rows))
+    if interruption.signal is not None:
+        left = len(paths) - len(rows)
+        err_console.print(f"interrupted ({signal.Signals(interruption.signal).name}): the "
+                          "best solution found so far is reported above"
+                          + (f"; {left} input{'s' * (left > 1)} not solved" if left else ""),
+                          markup=False)
+        raise typer.Exit(signal_exit_code(interruption.signal))
     if not all(row["feasible"] for row in rows):
         raise typer.Exit(1)
 
@@ -112,12 +133,16 @@ def csv_written_by_routecli(path: Path) -> bool:
 
 def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | None, *, seed: int,
               stop: Criterion | None, bks: float | None, machine: bool,
-              settings: Any = None) -> dict[str, Any]:
+              settings: Any = None, since: float | None = None) -> dict[str, Any]:
     """Solve one instance, report it (text or a JSON line), write its solution if feasible;
-    returns its row (:data:`FIELDS`)."""
+    returns its row (:data:`FIELDS`; its ``seconds`` count from the ``time.perf_counter()``
+    value ``since``, default: the solve's start)."""
+    import time
+
     from routecli.io import best_known
     from routecli.solvers import run
 
+    since = time.perf_counter() if since is None else since
     reference, source = best_known(instance, path, bks)
     if machine:
         result = run(solver, instance, seed=seed, stop=stop, bks=reference)
@@ -137,7 +162,8 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
     if result.feasible and target is not None:
         written = write_target(target, instance, result.solution)
     row = result_row(path, result, source, written, seed,
-                     provenance(solver, settings, instance.problem), search_seconds(solver))
+                     provenance(solver, settings, instance.problem),
+                     time.perf_counter() - since)
     if machine:
         print(strict_json.dumps(row), flush=True)
     else:
@@ -161,23 +187,22 @@ def provenance(solver: Solver, settings: Any, problem: str) -> dict[str, Any]:
             "checkpoint_sha256": digest, "routecli_version": __version__}
 
 
-def search_seconds(solver: Solver) -> float | None:
-    """Seconds the latest search itself ran, the part ``--time-limit`` bounds (hgs, sisr, nds
-    keep their run as ``last``); ``None`` for a model without such a search. Loading weights,
-    compiling kernels and ``--polish`` are in the result's ``seconds`` only."""
-    seconds = getattr(getattr(solver, "last", None), "seconds", None)
-    return None if seconds is None else round(float(seconds), 4)
-
-
 def result_row(path: Path, result: SolveResult, source: str, written: Path | None,
-               seed: int, made: dict[str, Any], search: float | None = None) -> dict[str, Any]:
-    """One instance's result with plain numbers: the object ``--json`` prints (``search``:
-    :func:`search_seconds`)."""
+               seed: int, made: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """One instance's result with plain numbers: the object ``--json`` prints (``seconds``: its
+    share of the command's wall clock, :data:`FIELDS`)."""
+    effort = result.effort
     return {"instance": result.instance, "file": str(path), "problem": result.problem,
             "size": result.size, "model": result.model, "seed": seed, **made,
             "objective": OBJECTIVES.get(result.problem, "length"), "cost": result.cost,
             "bks": result.bks, "bks_source": source or None, "gap_pct": result.gap,
-            "seconds": round(result.seconds, 4), "search_seconds": search,
+            "seconds": round(seconds, 4), "solve_seconds": round(result.seconds, 4),
+            "search_seconds": None if effort is None else round(effort.seconds, 4),
+            "work_unit": None if effort is None else effort.unit,
+            "work_done": None if effort is None else effort.done,
+            "work_planned": None if effort is None else effort.planned,
+            "stopped_by": None if effort is None else effort.stopped_by,
+            "note": None if effort is None else effort.note,
             "feasible": result.feasible,
             "violations": result.problems, "solution_file": None if written is None
             else str(written)}
@@ -215,8 +240,10 @@ def print_result(r: SolveResult, written: Path | None, row: dict[str, Any]) -> N
     console.print(
         f"[bold]{r.instance}[/] {r.problem.upper()} n={r.size}  model={r.model}  "
         f"{measure}={fmt_cost(r.cost)}{named}  bks={fmt_cost(r.bks)}  gap={fmt_gap(r.gap)}  "
-        f"time={r.seconds:.2f}s  {status}")
+        f"time={row['seconds']:.2f}s (solve {r.seconds:.2f}s)  {status}")
     console.print(f"  made with {made_with(row)}", markup=False)
+    if r.effort is not None and not r.effort.complete:
+        console.print(f"  {r.effort}", markup=False)
     if written is not None:
         console.print(f"  wrote {written}", markup=False)
 
@@ -238,15 +265,19 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
 
     table = Table(title="routecli solve")
     measure = "cost / value" if any(r["problem"] == "kp" for r in rows) else "cost"
-    for col in ("instance", "n", "model", measure, "bks", "gap", "time (s)", "feasible"):
+    for col in ("instance", "n", "model", measure, "bks", "gap", "time (s)", "solve (s)",
+                "feasible"):
         table.add_column(col, justify="left" if col in ("instance", "model") else "right")
     for r in rows:
         table.add_row(r["instance"], str(r["size"]), r["model"], fmt_cost(r["cost"]),
                       fmt_cost(r["bks"]), fmt_gap(r["gap_pct"]), f"{r['seconds']:.2f}",
-                      "yes" if r["feasible"] else "NO")
+                      f"{r['solve_seconds']:.2f}", "yes" if r["feasible"] else "NO")
     gaps = [r["gap_pct"] for r in rows if r["gap_pct"] is not None and r["feasible"]]
     mean_gap = fmt_gap(sum(gaps) / len(gaps)) if gaps else "-"
-    mean_seconds = sum(r["seconds"] for r in rows) / len(rows)
-    table.add_row("[bold]mean[/]", "", "", "", "", mean_gap, f"{mean_seconds:.2f}",
-                  f"{sum(r['feasible'] for r in rows)}/{len(rows)}")
+
+    def mean(key: str) -> str:
+        return f"{sum(r[key] for r in rows) / len(rows):.2f}"
+
+    table.add_row("[bold]mean[/]", "", "", "", "", mean_gap, mean("seconds"),
+                  mean("solve_seconds"), f"{sum(r['feasible'] for r in rows)}/{len(rows)}")
     return table

@@ -55,7 +55,10 @@ def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool)
 
 def report_stop(reason: StopReason | None, folder: Path, step: int) -> None:
     """Say why training stopped early and where it can continue from; an interrupted run
-    exits 130, as the shell expects of Ctrl-C."""
+    exits as the shell expects of the signal (130 after Ctrl-C, 143 after SIGTERM)."""
+    import signal
+
+    from routecli.stop import noted_signal, signal_exit_code
     from routecli.train.stopping import StopReason
 
     if reason is None:
@@ -64,7 +67,7 @@ def report_stop(reason: StopReason | None, folder: Path, step: int) -> None:
             "continue")
     if reason is StopReason.INTERRUPTED:
         err_console.print(line, markup=False)
-        raise typer.Exit(130)
+        raise typer.Exit(signal_exit_code(noted_signal() or signal.SIGINT))
     console.print(line, markup=False)
 
 

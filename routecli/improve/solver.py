@@ -25,7 +25,7 @@ from routecli.improve.n2s import N2S, load_n2s
 from routecli.problems import CVRPInstance, Instance, PDTSPInstance, Solution, VRPTWInstance
 from routecli.problems.geometry import augment8
 from routecli.resources import resolve_device
-from routecli.solvers import Progress, ProgressFn, apply_threads
+from routecli.solvers import Effort, Progress, ProgressFn, apply_threads
 from routecli.stop import Criterion, MaxIterations, Watch
 from routecli.train.checkpoint import CheckpointError, load
 
@@ -70,6 +70,7 @@ class ImprovementSolver:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.model: DACT | N2S | None = None
+        self.effort: Effort | None = None
 
     def policy(self, problem: str) -> DACT | N2S:
         if self.settings.checkpoint is None:
@@ -114,6 +115,8 @@ class ImprovementSolver:
                 if progress is not None and watch.best < best:
                     best = watch.best
                     progress(Progress(watch.elapsed, best=best * span))
+        self.effort = Effort("moves", moves, watch.limits.iterations, watch.elapsed,
+                             watch.stopped_by())
         return to_solution(data, env.best_order[int(env.best.argmin())])
 
 

@@ -145,7 +145,9 @@ class NodeGrid:
         n = len(xy)
         lo, hi = xy.min(axis=0), xy.max(axis=0)
         span = np.maximum(hi - lo, 1e-12)
-        self.cell = float(max(math.sqrt(span[0] * span[1] * 2.0 / max(n, 1)), 1e-12))
+        # nodes on a line (or nearly) get cells along it, not millions of empty thin ones
+        self.cell = float(max(math.sqrt(span[0] * span[1] * 2.0 / max(n, 1)),
+                              2.0 * span.max() / max(n, 1), 1e-12))
         self.nx = int(span[0] / self.cell) + 1
         self.ny = int(span[1] / self.cell) + 1
         self.x0, self.y0 = float(lo[0]), float(lo[1])

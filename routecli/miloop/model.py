@@ -348,7 +348,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
             recompute: bool = False, replay: Tensor | None = None,
             progress: Callable[[int], None] | None = None, precision: str = "fp32",
             grad_from: int = 0, trace: Callable[[int, Observation | ItemObservation, Tensor,
-                                                 Tensor, Tensor], None] | None = None) -> Rollout:
+                                                 Tensor, Tensor], None] | None = None,
+            check: Callable[[], None] | None = None) -> Rollout:
     """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
 
     decode: ``sample`` or ``greedy``. first_action ``[B]`` forces the first decision (CVRP,
@@ -369,6 +370,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
     trace(t, obs, log_p, choice, memory): called after each decision with the observation,
     the log-probabilities ``[B, K]``, the chosen candidate index ``[B]`` and the memory after
     the step (analyses of what the policy saw; no effect on the rollout).
+    check(): called after every step; an exception it raises abandons the rollout with ``env``
+    as the step left it (decoding under a deadline).
     """
     if decode not in ("sample", "greedy"):
         raise ValueError(f"decode must be sample or greedy, not {decode!r}")
@@ -425,6 +428,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
         step += 1
         if progress is not None and t % PROGRESS_EVERY == 0:
             progress(t)
+        if check is not None:
+            check()
     actions = env.tours() if isinstance(env, TSPEnv) else env.paths()
     return Rollout(actions, log_prob, env.cost(), decisions)
 

@@ -20,7 +20,7 @@ from routecli.search.options import REMOVALS, Removal
 from routecli.search.repair import BLINK_RATE
 from routecli.search.ruin import RemovalPolicy, make_policy
 from routecli.search.state import SearchProblem
-from routecli.solvers import Progress, ProgressFn
+from routecli.solvers import Effort, Progress, ProgressFn
 from routecli.stop import Criterion, search_budget
 
 
@@ -72,14 +72,17 @@ class SearchSolver:
         self.policy = policy
         self.settings = settings
         self.last: ASAResult | None = None
+        self.effort: Effort | None = None
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Routes:
         problem = SearchProblem.from_instance(instance)  # type: ignore[arg-type]
         report = None if progress is None else (
             lambda seconds, best: progress(Progress(seconds, best=best)))
-        self.last = asa_solve(problem, self.policy, self.settings.asa_config(stop), seed=seed,
-                              progress=report)
+        config = self.settings.asa_config(stop)
+        last = self.last = asa_solve(problem, self.policy, config, seed=seed, progress=report)
+        self.effort = Effort("iterations", last.iterations, config.stop.limits().iterations,
+                             last.seconds, last.stopped_by)
         if self.settings.polish:
             return polish_routes(instance, self.last.solution)  # type: ignore[arg-type]
         return self.last.solution

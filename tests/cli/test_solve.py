@@ -209,9 +209,14 @@ def test_time_limit_zero_is_honoured_by_every_model(data_dir, tmp_path, capsys, 
     assert row["seconds"] < SEARCH_SECONDS / 2
 
 
-def test_nn_accepts_a_time_limit_it_always_meets(data_dir, capsys):
+def test_nn_accepts_a_time_limit_it_always_meets_but_no_iteration_limit(data_dir, capsys):
     assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "-t", "5", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["seconds"] < 5
+    row = json.loads(capsys.readouterr().out)
+    assert row["seconds"] < 5 and row["stopped_by"] == "finished" and row["work_done"] == 1
+    for limit in ("--iterations", "--no-improvement"):
+        assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", limit, "5"]) == 2
+        assert "nn is a construction: it takes a time limit, not an iteration" in \
+            one_error(capsys)
 
 
 def test_csv_refuses_a_file_routecli_did_not_write_unless_forced(data_dir, tmp_path, capsys,
@@ -309,9 +314,10 @@ def test_the_mean_row_shows_the_mean_time():
     from routecli.cli.solve import summary_table
 
     rows = [{"instance": name, "size": 5, "model": "nn", "problem": "tsp", "cost": 10.0,
-             "bks": None, "gap_pct": None, "seconds": seconds, "feasible": True}
+             "bks": None, "gap_pct": None, "seconds": seconds, "solve_seconds": seconds / 2,
+             "feasible": True}
             for name, seconds in (("a", 1.0), ("b", 3.0))]
     console = Console(width=120, record=True)
     console.print(summary_table(rows))
     mean_line = next(line for line in console.export_text().splitlines() if "mean" in line)
-    assert "2.00" in mean_line and "4.00" not in mean_line
+    assert "2.00" in mean_line and "1.00" in mean_line and "4.00" not in mean_line

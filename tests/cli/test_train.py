@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from routecli.cli.app import main
@@ -117,3 +118,21 @@ def test_resume_without_last_pt_is_refused_with_one_line(tmp_path, capsys):
     assert err == (f"error: --resume: {tmp_path / 'none'} holds no last.pt to continue; drop "
                    "--resume to start a new run there")
     assert not (tmp_path / "none").exists()
+
+
+def test_an_interrupted_run_exits_with_the_code_of_its_signal(tmp_path, capsys):
+    import os
+    import signal
+
+    import typer
+
+    from routecli.cli.train import report_stop
+    from routecli.stop import Interruption
+    from routecli.train.stopping import StopReason
+
+    for number, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        with Interruption():
+            os.kill(os.getpid(), number)
+        with pytest.raises(typer.Exit) as stopped:
+            report_stop(StopReason.INTERRUPTED, tmp_path, 3)
+        assert stopped.value.exit_code == code
