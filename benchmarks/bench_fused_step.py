@@ -46,7 +46,9 @@ from routecli import generate
 from routecli.kernels.candidates import NodeGrid
 from routecli.miloop import fused_greedy
 from routecli.miloop.decode import decode
-from routecli.miloop.model import load_policy, native_bf16
+from routecli.miloop.model import load_policy
+from routecli.nn.device import native_bf16
+from routecli.problems import gap
 from routecli.results import Provenance
 from routecli.train.checkpoint import shipped
 
@@ -199,9 +201,9 @@ def quality(args: argparse.Namespace) -> str:
                 batch = {"locs": torch.as_tensor(xy)[None]}
                 reference = tour_length(xy, decode(policy, batch, "greedy", candidates=K,
                                                    engine="torch").actions[0].numpy())
-                torch_cells = f"{reference:.4f} | {100 * (fp32 / reference - 1):+.3f}%"
+                torch_cells = f"{reference:.4f} | {gap(fp32, reference):+.3f}%"
             lines.append(f"| {n:,} | {seed} | {fp32:.4f} | {bf16:.4f} | "
-                         f"{100 * (bf16 / fp32 - 1):+.3f}% | {torch_cells} |")
+                         f"{gap(bf16, fp32):+.3f}% | {torch_cells} |")
             print(lines[-1], flush=True)
     lines += ["", "| N | instances | bf16 / fp32 - 1: mean | standard error | min | max |",
               "|" + "---|" * 6]

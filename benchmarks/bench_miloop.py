@@ -34,9 +34,10 @@ import numpy as np
 import torch
 
 from routecli.miloop.decode import decode
-from routecli.miloop.model import MiLoop, MiLoopConfig, resolve_precision, rollout
+from routecli.miloop.model import MiLoop, MiLoopConfig, rollout
 from routecli.miloop.train import expand_rollouts, label_env, sample_batch
 from routecli.nn import fused
+from routecli.nn.device import resolve_precision
 from routecli.results import git_commit
 from routecli.train.losses import dpo_loss
 

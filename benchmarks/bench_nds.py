@@ -44,6 +44,7 @@ from routecli.bench.sets import data_root
 from routecli.bench.sets import pick_cvrplib_x as pick
 from routecli.generate import batch_instances
 from routecli.io import read_instance
+from routecli.problems import gap
 from routecli.results import Provenance, ResultLog, ResultRow
 from routecli.solvers import make_solver, run
 from routecli.stop import Criterion, MaxIterations, MaxRuntime
@@ -83,8 +84,9 @@ def solver_for(spec: str, pe: str | None, seconds: float) -> tuple[Any, Criterio
     for key in ("rollouts", "remove", "images", "every", "string_remove"):
         if key in extra:
             extra[key] = int(extra[key])
-    if "bf16" in extra:
-        extra["bf16"] = extra["bf16"] == "1"
+    if extra.get("bf16") == "1":  # the spelling of committed runs: precision=bf16
+        extra["precision"] = "bf16"
+    extra.pop("bf16", None)
     for key in ("t_start", "t_end", "blink"):
         if key in extra:
             extra[key] = float(extra[key])
@@ -255,8 +257,8 @@ def synthetic_table(rows: list[dict], solvers: list[str], problems: list[str]) -
                 continue
             objs = [float(r["cost"]) + float(r["offset"]) for r in sel]
             ref = {r["instance"]: float(r["cost"]) for r in mine if r["solver"] == "hgs"}
-            gaps = [100 * (float(r["cost"]) - ref[r["instance"]])
-                    / (ref[r["instance"]] + float(r["offset"])) for r in sel if r["instance"] in ref]
+            gaps = [gap(float(r["cost"]) + float(r["offset"]), ref[r["instance"]] + float(r["offset"]))
+                    for r in sel if r["instance"] in ref]
             out.append(f"| {s} (ours) | {mean(objs):.2f} | {mean(gaps):+.2f} | "
                        f"{mean([float(r['seconds']) for r in sel]):.1f} | {rate(sel)} | {cpu_share(sel)} |")
         out += paired({(r["instance"], r["solver"]): float(r["cost"]) for r in mine}, solvers)

@@ -33,7 +33,7 @@ from routecli.atomic import atomic_write_text
 from routecli.baselines.hgs import Run, search
 from routecli.baselines.reference import ReferenceBudget, cache_path, reference_budget, store
 from routecli.generate import batch_instances
-from routecli.problems import Instance, check
+from routecli.problems import Instance, check, gap
 from routecli.problems.fingerprint import fingerprint
 from routecli.results import ResultStore, git_commit
 from routecli.solvers import Progress
@@ -106,7 +106,7 @@ def check_instance(name: str, size: int, index: int, instance: Instance,
 
 def gain_of(row: dict[str, str]) -> float:
     """How much better (%) the doubled budget's reference is."""
-    return 100 * (float(row["cost"]) - float(row["doubled_cost"])) / float(row["doubled_cost"])
+    return gap(float(row["cost"]), float(row["doubled_cost"]))
 
 
 def table(rows: list[dict[str, str]]) -> str:

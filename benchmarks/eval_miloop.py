@@ -50,7 +50,7 @@ from routecli.baselines.reference import (
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
-from routecli.problems import Instance, validate
+from routecli.problems import Instance, gap, validate
 from routecli.problems.fingerprint import fingerprint
 from routecli.results import ResultStore, git_commit
 from routecli.train import checkpoint
@@ -168,8 +168,8 @@ def main() -> None:
         "checkpoint": args.checkpoint, "checkpoint_sha256": digest, "decode": args.decode,
         "starts": starts, "augment": args.augment,
         "obj": round(float(cost.mean()), 4), "ref_obj": round(float(ref_cost[:k].mean()), 4),
-        "gap": round(float((100 * (cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
-        "nn_gap": round(float((100 * (nn_cost - ref_cost[:k]) / ref_cost[:k]).mean()), 3),
+        "gap": round(float(gap(cost, ref_cost[:k]).mean()), 3),
+        "nn_gap": round(float(gap(nn_cost, ref_cost[:k]).mean()), 3),
         "sec_per_instance": round(seconds / k, 3), "threads": args.threads,
         "references": {**budget.describe(), "doubled_budget_check": consistency},
         "commit": git_commit(),
@@ -193,7 +193,7 @@ def check_references(instances: list[Instance], ref_cost: np.ndarray,
     doubled = reference_solutions(instances, budget.scaled(2), progress=False)
     worse = []
     for i, (inst, sol) in enumerate(zip(instances, doubled, strict=True)):
-        worse.append(100 * (ref_cost[i] - inst.cost(sol)) / inst.cost(sol))
+        worse.append(gap(ref_cost[i], inst.cost(sol)))
         if worse[-1] > CONSISTENCY_TOLERANCE:
             warnings.warn(f"{inst.name}: the reference ({ref_cost[i]:.4f}) is {worse[-1]:.2f}% "
                           f"worse than PyVRP with the budget doubled ({inst.cost(sol):.4f})",

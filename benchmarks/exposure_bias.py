@@ -35,6 +35,7 @@ from routecli.generate import batch_instances
 from routecli.miloop.labels import label_sequences
 from routecli.miloop.model import load_policy, rollout
 from routecli.miloop.train import TrainConfig, label_env, pyvrp_budget, validation_batch
+from routecli.problems import gap
 from routecli.results import git_commit
 from routecli.train import checkpoint
 
@@ -110,7 +111,7 @@ def analyse(model, problem: str, data, labels, adj, reference, nodes) -> dict:
             replay = labels.clone()
             replay[:, max(keep, 1 + round(pct / 100 * steps)):] = -1
             out = rollout(model, label_env(problem, data, labels), "greedy", replay=replay)
-            prefix_gaps[pct] = float((100 * (out.cost.numpy() - reference) / reference).mean())
+            prefix_gaps[pct] = float(gap(out.cost.numpy(), reference).mean())
     decisions = tf.decisions.numpy()
     on_ref = free.stacked("on_ref")
     first_off = np.where(on_ref.min(1) > 0, on_ref.shape[1], on_ref.argmin(1))
@@ -128,7 +129,7 @@ def analyse(model, problem: str, data, labels, adj, reference, nodes) -> dict:
         "tf_top1": float(forced.stacked("top1").mean()),
         "tf_top1_tenths": by_tenth(forced.stacked("top1")),
         "tf_nll_tenths": by_tenth(-forced.stacked("picked")),
-        "fr_gap": float((100 * (fr.cost.numpy() - reference) / reference).mean()),
+        "fr_gap": float(gap(fr.cost.numpy(), reference).mean()),
         "fr_on_ref": float(on_ref.mean()),
         "fr_on_ref_tenths": by_tenth(on_ref),
         "fr_stranded": float(free.stacked("stranded").mean()),

@@ -43,6 +43,7 @@ from routecli.improve.moves import (
 )
 from routecli.improve.train import evaluate, make_env
 from routecli.nn.device import generator as seeded_generator
+from routecli.problems import gap
 from routecli.results import Provenance, read_csv
 
 
@@ -101,8 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     steps = args.steps or int(protocol["eval_steps"])
     seed = int(protocol["test_seed"])
 
-    def gap(costs: torch.Tensor) -> float:
-        return float((100.0 * (costs.double().numpy() - reference) / reference).mean())
+    def mean_gap(costs: torch.Tensor) -> float:
+        return float(gap(costs.double().numpy(), reference).mean())
 
     teacher: torch.Tensor | None = None
     for pe, path in weights.items():
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         sampled, _ = evaluate(model, problem, batch, steps, seed=seed)
         argmax, shares = deterministic_run(model, problem, batch, steps, seed, teacher=False)
         text = table(f"{args.folder} {pe} seed {args.seed}", steps, len(reference),
-                     gap(sampled), gap(argmax), gap(teacher), shares)
+                     mean_gap(sampled), mean_gap(argmax), mean_gap(teacher), shares)
         print(text)
         if args.out is not None:
             previous = args.out.read_text() if args.out.is_file() else \

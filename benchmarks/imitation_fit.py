@@ -58,6 +58,7 @@ from routecli.improve.imitation import (
 )
 from routecli.improve.moves import as_good_as_best
 from routecli.improve.train import evaluate
+from routecli.problems import gap
 from routecli.results import Provenance, ResultStore, read_csv
 
 DEFAULTS = ImitationConfig()
@@ -114,7 +115,7 @@ class Validation(NamedTuple):
         """Mean gap (%) of ``evaluate``'s best tours (``steps``: default the folder's)."""
         best, _ = evaluate(model, self.problem, self.batch, steps or self.steps,
                            seed=self.seed, augment=augment)
-        return float((100.0 * (best.double().numpy() - self.reference) / self.reference).mean())
+        return float(gap(best.double().numpy(), self.reference).mean())
 
 
 def run_pe(pe: str, args: argparse.Namespace, states: dict, stores: tuple[ResultStore, ...],
@@ -311,9 +312,9 @@ def main(argv: list[str] | None = None) -> int:
         prepare(validation_protocol(make_protocol(args.problem, args.size, args.backbone,
                                                   "imitation"), args.val_size), args.validation)
     validation = Validation.load(args.validation)
-    store = ResultStore(args.out / "curve.csv", ("commit", "date", "command", *COLUMNS),
+    store = ResultStore(args.out / "curve.csv", COLUMNS,
                         key=("pe", "update"), provenance=Provenance.current())
-    final = ResultStore(args.out / "final.csv", ("commit", "date", "command", *FINAL_COLUMNS),
+    final = ResultStore(args.out / "final.csv", FINAL_COLUMNS,
                         key=("pe", "update", "eval_steps", "augment"),
                         provenance=Provenance.current())
     for pe in args.pe.split(","):

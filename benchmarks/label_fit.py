@@ -27,6 +27,7 @@ from routecli.miloop.decode import decode
 from routecli.miloop.labels import label_sequences
 from routecli.miloop.model import load_policy, rollout
 from routecli.miloop.train import TrainConfig, label_env, pyvrp_budget, validation_batch
+from routecli.problems import gap
 from routecli.results import git_commit
 from routecli.train import checkpoint
 
@@ -61,8 +62,8 @@ def main(argv: list[str] | None = None) -> list[str]:
                                  precision=precision)
                 greedy = decode(model, data, "greedy", precision=precision).cost.numpy()
             nll = float(-forced.log_prob.sum() / forced.decisions.sum())
-            gap = float((100 * (greedy - reference) / reference).mean())
-            lines.append(f"| {path} | {digest} | {precision} | {nll:.4f} | {gap:.2f} |")
+            greedy_gap = float(gap(greedy, reference).mean())
+            lines.append(f"| {path} | {digest} | {precision} | {nll:.4f} | {greedy_gap:.2f} |")
             print(lines[-1], flush=True)
     if args.out:
         commit = git_commit()

@@ -1,5 +1,5 @@
 """The resources a run may use, with one meaning for every model and command: the torch
-device, CPU threads and the random seed.
+device, its arithmetic (precision), CPU threads and the random seed.
 
 Torch loads only inside :func:`resolve_device`, so the command line can declare and check
 these options without paying for it at ``--help`` time.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Literal, get_args
 
 from routecli.errors import OptionError
 
@@ -19,6 +20,14 @@ DEFAULT_THREADS = 1  # torch's default, one per core, crawls on a core other job
 SEED_MAX = 2**32 - 1  # numpy's and PyVRP's seeds are 32-bit
 SEED_HELP = f"Random seed, 0..2**32-1 ({SEED_MAX})."
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+# The one precision vocabulary of every model: the arithmetic a model runs in, and what a user
+# asks for (auto: bf16 where the device multiplies bfloat16 natively, on a CPU only for a model
+# whose policy says it gains there; routecli.nn.device.resolve_precision).
+Precision = Literal["fp32", "bf16"]
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+PrecisionChoice = Literal["auto", "fp32", "bf16"]
+PRECISION_CHOICES: tuple[PrecisionChoice, ...] = get_args(PrecisionChoice)
 
 
 def resolve_device(name: str) -> str:

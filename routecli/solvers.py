@@ -2,7 +2,8 @@
 model, one runner.
 
 A solver is a module with a settings dataclass ``Settings`` (defaults and docstrings) and a
-factory ``make(settings) -> Solver``, plus one line in :data:`REGISTRY`; it stops as a
+factory ``make(settings) -> Solver``, plus one entry in :data:`REGISTRY` (with the torch-free
+module declaring its command-line options, :class:`CliOption`); it stops as a
 :mod:`routecli.stop` criterion says. Modules are imported
 lazily, so ``routecli --help`` stays fast and torch is loaded only by models that need it.
 Every command solves through :func:`run`, which times the solve, re-costs the solution on the
@@ -16,7 +17,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from routecli.errors import OptionError
 from routecli.stop import Criterion
@@ -82,19 +83,61 @@ class Solver(Protocol):
               progress: ProgressFn | None = None) -> Solution: ...
 
 
-REGISTRY: dict[str, tuple[str, str]] = {
-    # name: (module, one-line description)
-    "nn": ("routecli.baselines.construction", "nearest-neighbour construction (sanity baseline)"),
-    "hgs": ("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
-    "exact": ("routecli.baselines.knapsack", "exact knapsack optimum (HiGHS 0-1 program)"),
-    "miloop": ("routecli.miloop.solver",
-               "MiLoop constructive policy (selective memory propagation)"),
-    "sisr": ("routecli.search.solver",
-             "ruin-and-recreate with string removal + simulated annealing (non-neural control)"),
-    "nds": ("routecli.nds.solver",
-            "neural deconstruction search: learned removal policy (IPE+XPE) in annealed ruin-and-recreate"),
-    "dact": ("routecli.improve.solver", "learned improvement moves (compare-pe's DACT-style or N2S policy)"),
+class Entry(NamedTuple):
+    """A model of the registry: its solver module (``Settings``, ``make``), a one-line
+    description, and the torch-free module whose ``CLI_OPTIONS`` are the settings it offers on
+    the command line (None: none)."""
+
+    module: str
+    description: str
+    options: str | None = None
+
+
+REGISTRY: dict[str, Entry] = {
+    "nn": Entry("routecli.baselines.construction",
+                "nearest-neighbour construction (sanity baseline)"),
+    "hgs": Entry("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
+    "exact": Entry("routecli.baselines.knapsack", "exact knapsack optimum (HiGHS 0-1 program)"),
+    "miloop": Entry("routecli.miloop.solver",
+                    "MiLoop constructive policy (selective memory propagation)",
+                    "routecli.miloop.options"),
+    "sisr": Entry("routecli.search.solver",
+                  "ruin-and-recreate with string removal + simulated annealing (non-neural "
+                  "control)", "routecli.search.options"),
+    "nds": Entry("routecli.nds.solver",
+                 "neural deconstruction search: learned removal policy (IPE+XPE) in annealed "
+                 "ruin-and-recreate", "routecli.nds.options"),
+    "dact": Entry("routecli.improve.solver",
+                  "learned improvement moves (compare-pe's DACT-style or N2S policy)",
+                  "routecli.improve.options"),
 }
+
+
+@dataclass(frozen=True)
+class CliOption:
+    """A setting a model offers on the command line of ``solve`` and ``bench``, declared once
+    in the model's ``options`` module (:class:`Entry`): the ``Settings`` field, what it does
+    for this model (``help``: a phrase, the default included), and its values: ``choices``
+    (named values), else a ``kind`` (``int``, ``str``, ``bool``: a flag, ``"path"``: a file)
+    with an optional ``min``. Models offering the same setting share one option."""
+
+    setting: str
+    help: str
+    metavar: str = ""
+    choices: tuple[str, ...] = ()
+    kind: str = "str"
+    min: int | None = None
+
+
+def cli_options() -> dict[str, list[tuple[str, CliOption]]]:
+    """Every model's command-line options, by setting: ``(model, option)`` in registry order
+    (the options modules are torch-free, so ``--help`` stays fast)."""
+    offered: dict[str, list[tuple[str, CliOption]]] = {}
+    for name, entry in REGISTRY.items():
+        if entry.options is not None:
+            for option in importlib.import_module(entry.options).CLI_OPTIONS:
+                offered.setdefault(option.setting, []).append((name, option))
+    return offered
 
 
 class UnknownSolverError(OptionError):
@@ -104,7 +147,7 @@ class UnknownSolverError(OptionError):
 def _module(name: str) -> Any:
     if name not in REGISTRY:
         raise UnknownSolverError(f"unknown model {name!r}; choose from {', '.join(REGISTRY)}")
-    return importlib.import_module(REGISTRY[name][0])
+    return importlib.import_module(REGISTRY[name].module)
 
 
 class SolverSettings(Protocol):
@@ -167,6 +210,13 @@ def make_solver(name: str, settings: SolverSettings | None = None, **values: Any
                         f"not {type(settings).__name__}")
     solver: Solver = module.make(settings)
     return solver
+
+
+def ran_with(solver: Solver, settings: SolverSettings) -> SolverSettings:
+    """The settings ``solver`` runs with: its own where it keeps them (the device resolved by
+    its constructor), else ``settings``; what results record."""
+    kept: SolverSettings = getattr(solver, "settings", settings)
+    return kept
 
 
 def apply_threads(threads: int | None) -> None:

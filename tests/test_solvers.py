@@ -165,3 +165,16 @@ def test_every_model_is_feasible_under_every_distance_rule(path, improvement_che
             if not result.feasible:
                 failures.append(f"{name} --round {rule}: {'; '.join(result.problems[:2])}")
     assert failures == []
+
+
+def test_every_command_line_option_a_model_declares_is_a_setting_of_that_model():
+    from dataclasses import fields as settings_fields
+
+    from routecli.solvers import cli_options, settings_type
+
+    for setting, offers in cli_options().items():
+        assert len({option.kind for _, option in offers}) == 1, setting
+        for model, option in offers:
+            assert setting in {f.name for f in settings_fields(settings_type(model))}, (model,
+                                                                                        setting)
+            assert option.help and not option.help.endswith("."), (model, setting)

@@ -17,12 +17,16 @@ counts the customers only (the depot is a candidate whenever the vehicle is away
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from routecli.errors import OptionError
 from routecli.miloop.decode import make_env
 from routecli.miloop.model import MiLoop
 
@@ -182,3 +186,38 @@ def plot_dynamics(results: list[MemoryDynamics], path: str, caption: str) -> Non
     axes[0].set_ylabel("mean cosine similarity")
     fig.suptitle(caption, fontsize=9)
     save_png(fig, path, dpi=130)
+
+
+def memory_study(problem: str, checkpoint: Path | None = None, baselines: Sequence[Path] = (),
+                 size: int = 100, num: int = 16, seed: int = 0) -> list[MemoryDynamics]:
+    """What the memory holds on ``num`` uniform instances of ``problem`` (MiLoop Table 8): the
+    weights of ``checkpoint`` (default: the shipped ones), the same weights with the memory
+    off, and every checkpoint of ``baselines``."""
+    from routecli import generate
+    from routecli.miloop.model import load_policy
+    from routecli.train.checkpoint import CheckpointError, shipped
+
+    if problem not in PROBLEMS:
+        raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
+    path = checkpoint or shipped(f"miloop-{problem}.pt")
+    model = load_policy(path)
+    models = [(f"MiLoop ({path.name})", model),
+              (f"{path.name}, memory off", without_memory(model))]
+    models += [(extra.name, load_policy(extra)) for extra in baselines]
+    for label, candidate in models:
+        if candidate.config.problem != problem:
+            raise CheckpointError(f"{label}: a MiLoop-{candidate.config.problem.upper()} "
+                                  f"checkpoint, not {problem.upper()}")
+    raw = generate.GENERATORS[problem](num, size, seed)
+    batch = {k: torch.as_tensor(v, dtype=torch.long if k == "demand" else torch.float32)
+             for k, v in raw.items()}
+    return [memory_dynamics(candidate, batch, label) for label, candidate in models]
+
+
+def memory_rows(results: list[MemoryDynamics]) -> list[dict[str, Any]]:
+    """One table row per model, beside the paper's values."""
+    return [{"model": r.label, "adjacent": r.adjacent, "first": r.first, "cost": r.cost,
+             "adjacent_paper_dynamic": PAPER_TABLE8["adjacent"]["dynamic"],
+             "adjacent_paper_miloop": PAPER_TABLE8["adjacent"]["miloop"],
+             "first_paper_dynamic": PAPER_TABLE8["first"]["dynamic"],
+             "first_paper_miloop": PAPER_TABLE8["first"]["miloop"]} for r in results]

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from routecli.pe import RouteBatch, apply_rotary, get_pe
+from routecli.pe import RouteBatch, get_pe
 from routecli.pe.base import PositionalEncoding
+from routecli.pe.kinds import KINDS, build_pe, heatmap, node_channels
 from routecli.plots.figure import save_png
 
 PLOTS = ("heatmap", "similarity", "channels", "angles", "pca")
@@ -48,13 +49,8 @@ def longest_route_walk(batch: RouteBatch, row: int = 0) -> RouteBatch:
 def encoding_matrix(pe: PositionalEncoding, walk: RouteBatch) -> tuple[np.ndarray, str]:
     """What the heatmap shows for ``pe`` on a walk, and its title."""
     with torch.no_grad():
-        out = pe.eval()(walk)
-        if pe.kind == "node":
-            return out[0].numpy(), "PE[position, channel]"
-        if pe.kind == "bias":
-            return out[0, 0].numpy(), "logit bias[i, j] (head 0)"
-        ones = apply_rotary(torch.ones(1, 1, walk.num_slots, 2 * out.shape[-1]), out)[0, 0]
-        return (ones @ ones.T).numpy(), "rotary logit <R(i)1, R(j)1>"
+        matrix, what = heatmap(pe, pe.eval()(walk))
+    return matrix.numpy(), what
 
 
 def cosine_similarity(x: np.ndarray) -> np.ndarray:
@@ -71,12 +67,12 @@ def plot_heatmap(pe: PositionalEncoding, name: str, walk: RouteBatch, path: Path
     fig.colorbar(image, ax=ax)
     ax.set_title(f"{name}: {what}, longest route as a closed walk")
     ax.set_ylabel("position i (depot at 0 and L)")
-    ax.set_xlabel("channel" if pe.kind == "node" else "position j")
+    ax.set_xlabel("channel" if KINDS[pe.kind].channels else "position j")
     return save_png(fig, path, dpi=110)
 
 
 def plot_similarity(pe: PositionalEncoding, name: str, walk: RouteBatch, path: Path) -> Path:
-    if pe.kind != "node" or pe.out_dim == 0:
+    if node_channels(pe) == 0:
         raise ValueError(f"'similarity' needs a node encoding with channels; {name} is a "
                          f"{pe.kind} encoding of width {pe.out_dim}")
     plt = _pyplot()
@@ -130,7 +126,7 @@ def plot_angles(batch: RouteBatch, path: Path, row: int = 0) -> Path:
 
 def plot_pca(pe: PositionalEncoding, name: str, batch: RouteBatch, path: Path, row: int = 0
              ) -> Path:
-    if pe.kind != "node" or pe.out_dim < 2:
+    if node_channels(pe) < 2:
         raise ValueError(f"'pca' needs a node encoding with 2+ channels; {name} is a {pe.kind} "
                          f"encoding of width {pe.out_dim}")
     plt = _pyplot()
@@ -162,7 +158,7 @@ def plot_pe(batch: RouteBatch, name: str, plots: tuple[str, ...], out_dir: Path,
     """Draw each of ``plots`` for encoding ``name`` on solution row 0; returns the PNG paths
     (``<out_dir>/<name>-<plot>.png``)."""
     torch.manual_seed(seed)
-    pe = get_pe(name, dim // num_heads if name == "rope" else dim, num_heads=num_heads)
+    pe = build_pe(name, dim, dim // num_heads, num_heads)
     walk = longest_route_walk(batch)
     paths = []
     for plot in plots:

@@ -31,16 +31,20 @@ Learnable encodings are probed as initialised (seeded); the statistic is Spearma
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from scipy.stats import spearmanr
 
-from routecli.pe import RouteBatch, apply_rotary, get_pe
+from routecli.errors import OptionError
+from routecli.pe import PE_REGISTRY, RouteBatch
 from routecli.pe.base import PositionalEncoding
+from routecli.pe.kinds import build_pe, pair_scores, slot_vectors
 
 TARGETS = ("D1", "D2", "D3")
 
@@ -130,13 +134,12 @@ def pe_distances(pe: PositionalEncoding, batch: RouteBatch, pairs: PairSample,
     already computed. ``[P]``."""
     out = pe(batch) if out is None else out
     r, u, v = pairs.row, pairs.u, pairs.v
-    if pe.kind == "bias":
-        sym = -(out[r, :, u, v] + out[r, :, v, u]) / 2  # [P, H|1]
+    vectors = slot_vectors(pe, out)  # [B, S, D]
+    if vectors is None:  # a pairwise encoding: the larger what it adds, the nearer the pair
+        scores = pair_scores(pe, out)
+        sym = -(scores[r, :, u, v] + scores[r, :, v, u]) / 2  # [P, H|1]
         return sym.mean(1).double().numpy()
-    if pe.kind == "rotary":
-        ones = torch.ones(batch.batch_size, 1, batch.num_slots, 2 * out.shape[-1])
-        out = apply_rotary(ones, out)[:, 0]  # [B, S, D]
-    return torch.linalg.norm(out[r, u] - out[r, v], dim=-1).double().numpy()
+    return torch.linalg.norm(vectors[r, u] - vectors[r, v], dim=-1).double().numpy()
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
@@ -197,9 +200,8 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
                 any_chunks.append(reference_distance(name, part, ap))
         else:
             torch.manual_seed(seed)  # learnable encodings are probed as initialised
-            rotary_dim = dim // num_heads
-            pe = get_pe(name, rotary_dim if name == "rope" else dim, num_heads=num_heads,
-                        **(pe_options or {}).get(name, {})).eval()
+            pe = build_pe(name, dim, dim // num_heads, num_heads,
+                          **(pe_options or {}).get(name, {})).eval()
             for part, rp, ap, _ in samples:
                 with torch.no_grad():
                     out = pe(part)
@@ -220,3 +222,38 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
         if on_done is not None:
             on_done(name)
     return results
+
+
+def probe_options(names: list[str], dim: int, heads: int, ipe_schedule: str,
+                  ipe_amplitude: str | None) -> dict[str, dict[str, Any]]:
+    """The options of each probed encoding (IPE's frequency schedule and amplitude for the
+    encodings built on it), checked with the widths (``OptionError`` naming the flag)."""
+    from routecli.pe.routing import AMPLITUDES, SCHEDULES, HierarchicalPE, InRoutePE
+
+    if dim % 2 or (dim // heads) % 2:
+        raise OptionError(f"--dim must be even and --dim / --heads even (RoPE), got {dim}/{heads}")
+    if ipe_schedule not in SCHEDULES:
+        raise OptionError(f"--ipe-schedule must be one of {', '.join(SCHEDULES)}")
+    if ipe_amplitude not in (None, *AMPLITUDES):
+        raise OptionError(f"--ipe-amplitude must be one of {', '.join(AMPLITUDES)}")
+    if ipe_schedule == "geometric" and ipe_amplitude == "harmonic":
+        raise OptionError("--ipe-amplitude harmonic needs --ipe-schedule integer")
+    ipe = {"schedule": ipe_schedule, "amplitude": ipe_amplitude}
+    return {n: ipe for n in names if n in PE_REGISTRY
+            and PE_REGISTRY[n].build.func in (InRoutePE, HierarchicalPE)}
+
+
+def probe_rows(results: dict[str, dict[str, float]], names: list[str],
+               set_name: str) -> list[dict[str, Any]]:
+    """One row per probed name: its kind, rho for D1-D3 beside the paper's Table 3 (CVRP-100
+    only) and the D3 ratio."""
+    rows = []
+    for n in names:
+        r = results[n]
+        paper = PAPER_TABLE3.get(n, (math.nan,) * 3) if set_name == "cvrp-100" else (math.nan,) * 3
+        title, kind = (REFERENCES[n], "reference") if n in REFERENCES else (
+            PE_REGISTRY[n].title, PE_REGISTRY[n].kind)
+        rows.append({"pe": n, "title": title, "kind": kind,
+                     "D1": r["D1"], "D1_paper": paper[0], "D2": r["D2"], "D2_paper": paper[1],
+                     "D3": r["D3"], "D3_paper": paper[2], "d3_ratio": r["d3_ratio"]})
+    return rows

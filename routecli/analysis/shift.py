@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,6 +196,7 @@ def compare_pe_rows(run: CompareRun, shifts: list[str], pes: list[str] | None,
     from routecli.improve.env import depot_slots
     from routecli.improve.model import load_model
     from routecli.improve.train import evaluate
+    from routecli.problems import gap
 
     models = [m for m in run.models if pes is None or m[0] in pes]
     if not models:
@@ -213,10 +214,10 @@ def compare_pe_rows(run: CompareRun, shifts: list[str], pes: list[str] | None,
                                    seed=run.test_seed, augment=run.augment,
                                    depots=depot_slots(run.problem, batch))
             costs = best.double().numpy()
-            gap = float((100.0 * (costs - ref) / ref).mean())
+            mean_gap = float(gap(costs, ref).mean())
             rows.append({"shift": shift, "pe": pe, "seed": seed, "obj": float(costs.mean()),
-                         "gap_pct": gap, "reference": float(ref.mean())})
-            log(f"{shift} {pe} seed {seed}: obj {costs.mean():.4f}, gap {gap:.2f}%")
+                         "gap_pct": mean_gap, "reference": float(ref.mean())})
+            log(f"{shift} {pe} seed {seed}: obj {costs.mean():.4f}, gap {mean_gap:.2f}%")
     return rows
 
 
@@ -267,3 +268,61 @@ def degradation(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Cel
                                 float(gaps.mean()), spread, change, change_spread)
         out[method] = cells
     return out
+
+
+@dataclass(frozen=True)
+class ShiftStudy:
+    """Table 8 measured: each method's (or model's) cell per shift, the paper's row each stands
+    for, every run's row and what the run was (``meta``)."""
+
+    title: str
+    cells: dict[str, dict[str, Cell]]
+    paper_rows: dict[str, str]
+    runs: list[dict[str, Any]]
+    meta: dict[str, Any]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per (method, shift), beside the paper's values where a row stands for one."""
+        rows = []
+        for method, per_shift in self.cells.items():
+            paper = PAPER_TABLE8.get(self.paper_rows.get(method, ""), {})
+            for name, cell in per_shift.items():
+                paper_obj, paper_gap = paper.get(name, (None, None))
+                rows.append({"method": method, "shift": name, "obj": cell.obj,
+                             "gap_pct": cell.gap, "gap_spread": cell.gap_spread,
+                             "change_pct": cell.change, "change_spread": cell.change_spread,
+                             "paper_row": self.paper_rows.get(method), "paper_obj": paper_obj,
+                             "paper_gap_pct": paper_gap})
+        return rows
+
+
+def shift_study(shifts: list[str], *, compare_pe: Path | None = None,
+                pes: list[str] | None = None, test_size: int | None = None,
+                eval_steps: int | None = None, problem: str = "cvrp", size: int = 100,
+                num: int = 8, seed: int = 0, methods: Sequence[str] = METHODS,
+                iterations: int = 100, ref_budget: float = 1.0, jobs: int = 1, threads: int = 1,
+                log: Callable[[str], None] = print, progress: bool = False) -> ShiftStudy:
+    """The models of a compare-pe folder (``compare_pe``: its DACT models, or only ``pes``),
+    else the NDS search with each removal ``methods`` on ``num`` instances per shift."""
+    if compare_pe is not None:
+        run = CompareRun.read(compare_pe)
+        runs = compare_pe_rows(run, shifts, pes, test_size, eval_steps, ref_budget, jobs, log)
+        title = (f"compare-pe models of {compare_pe} ({run.problem.upper()}-{run.size}, DACT), "
+                 f"{test_size or run.test_size} test instances per shift: gap % to PyVRP, "
+                 "mean ± sd over seeds")
+        meta = {"problem": run.problem, "size": run.size, "folder": str(compare_pe),
+                "test_size": test_size or run.test_size,
+                "eval_steps": eval_steps or run.eval_steps, "test_seed": run.test_seed}
+        return ShiftStudy(title, degradation(runs, "pe"), {}, runs, meta)
+    if problem not in PROBLEMS:
+        raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise OptionError(f"unknown --method {unknown[0] if unknown else ','.join(methods)!r}; "
+                          f"choose from {', '.join(METHODS)}")
+    runs = search_rows(problem, size, num, seed, shifts, list(methods), iterations, ref_budget,
+                       jobs, threads, log, progress=progress)
+    title = (f"NDS search on {problem.upper()}-{size}, {num} instances per shift, "
+             f"{iterations} iterations, seed {seed}: gap % to PyVRP ± standard error")
+    meta = {"problem": problem, "size": size, "num": num, "iterations": iterations, "seed": seed}
+    return ShiftStudy(title, degradation(runs, "method"), PAPER_ROW, runs, meta)

@@ -25,7 +25,7 @@ from routecli.errors import OptionError
 from routecli.io import best_known, read_instance, solution_suffix, write_solution, written_by_routecli
 from routecli.plots.figure import png_made_by
 from routecli.results import Provenance, ResultLog, ResultRow, ResultStoreError, portable_path
-from routecli.solvers import Solver, make_solver, run
+from routecli.solvers import Solver, make_solver, ran_with, run
 from routecli.stop import Criterion, describe
 
 BenchRow = ResultRow  # one row of results.csv: the shared schema of routecli.results
@@ -230,6 +230,7 @@ def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: 
     run's folder fails early. ``on_start`` gets the number of files already done; ``finish``
     runs on the rows while the folder is still locked (the report)."""
     solver = make_solver(model, settings)
+    settings = ran_with(solver, settings)
     config = run_config(model, settings, seed, stop, rounding)
     with bench_folder(out, files, config, force):
         csv_path = out / RESULTS_FILE

@@ -3,9 +3,6 @@ beside the PE paper's values (Table 1; Section 3.1)."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 import shlex
 import sys
@@ -105,42 +102,13 @@ def command_line() -> str:
 
 
 def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
-    """Write ``rows`` as CSV (one line each) or JSON (``meta`` with routecli's version and
-    commit, then the rows), atomically."""
+    """Write ``rows`` to ``--out`` (:func:`routecli.results.write_rows`) and say so."""
     if out is None:
         return
-    from importlib.metadata import version
+    from routecli.results import write_rows as write
 
-    from routecli.atomic import atomic_write_text
-    from routecli.results import git_commit
-
-    if out.suffix == ".json":  # NaN (undefined value) becomes null
-        meta = {"routecli": version("routecli"), "commit": git_commit(), **meta}
-        text = json.dumps(_no_nan({**meta, "rows": rows}), indent=2, default=_json_number)
-    else:
-        buffer = io.StringIO(newline="")
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-        text = buffer.getvalue()
-    atomic_write_text(out, text)
+    write(out, rows, meta)
     console.print(f"wrote {out}")
-
-
-def _no_nan(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: _no_nan(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_no_nan(v) for v in value]
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
-def _json_number(value: object) -> object:
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

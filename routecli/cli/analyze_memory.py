@@ -42,38 +42,14 @@ def memory(
     import torch
     from rich.table import Table
 
-    from routecli import generate
-    from routecli.analysis.memory import (
-        PAPER_TABLE8,
-        PROBLEMS,
-        memory_dynamics,
-        plot_dynamics,
-        without_memory,
-    )
-    from routecli.miloop.model import load_policy
-    from routecli.train.checkpoint import CheckpointError, shipped
+    from routecli.analysis.memory import PAPER_TABLE8, memory_rows, memory_study, plot_dynamics
 
-    if problem not in PROBLEMS:
-        raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
     cpu_device(device, "analyze memory")
     check_out(out)
     if figure is not None and figure.suffix != ".png":
         raise OptionError(f"--figure must end in .png, got {figure}")
     torch.set_num_threads(threads)
-    path = checkpoint or shipped(f"miloop-{problem}.pt")
-    model = load_policy(path)
-    models = [(f"MiLoop ({path.name})", model),
-              (f"{path.name}, memory off", without_memory(model))]
-    for extra in baselines:
-        models.append((extra.name, load_policy(extra)))
-    for label, candidate in models:
-        if candidate.config.problem != problem:
-            raise CheckpointError(f"{label}: a MiLoop-{candidate.config.problem.upper()} "
-                                  f"checkpoint, not {problem.upper()}")
-    raw = generate.GENERATORS[problem](num, size, seed)
-    batch = {k: torch.as_tensor(v, dtype=torch.long if k == "demand" else torch.float32)
-             for k, v in raw.items()}
-    results = [memory_dynamics(candidate, batch, label) for label, candidate in models]
+    results = memory_study(problem, checkpoint, baselines, size, num, seed)
 
     table = Table(title=f"Mean cosine similarity of node representations, {problem.upper()}-"
                   f"{size}, {num} greedy rollouts (ours | MiLoop Table 8, TSP-100)")
@@ -89,17 +65,11 @@ def memory(
     table.add_row("mean greedy objective", *(fmt(r.cost, 3) for r in results), "-", "-")
     console.print(table)
     console.print(f"[dim]{command_line()}[/dim]")
-    rows: list[dict[str, Any]] = [
-        {"model": r.label, "adjacent": r.adjacent, "first": r.first, "cost": r.cost,
-         "adjacent_paper_dynamic": PAPER_TABLE8["adjacent"]["dynamic"],
-         "adjacent_paper_miloop": PAPER_TABLE8["adjacent"]["miloop"],
-         "first_paper_dynamic": PAPER_TABLE8["first"]["dynamic"],
-         "first_paper_miloop": PAPER_TABLE8["first"]["miloop"]} for r in results]
     meta: dict[str, Any] = {"command": command_line(), "problem": problem, "size": size,
                             "num": num, "seed": seed}
     if out is not None and out.suffix == ".json":
         meta["steps"] = {r.label: [vars(s) for s in r.steps] for r in results}
-    write_rows(out, rows, meta)
+    write_rows(out, memory_rows(results), meta)
     if figure is not None:
         plot_dynamics(results, str(figure), f"{problem.upper()}-{size}, {num} greedy rollouts, "
                       f"seed {seed}")

@@ -12,7 +12,6 @@ import typer
 from routecli.cli import choices
 from routecli.cli.analyze import OUT_HELP, check_out, check_positive, command_line, fmt, write_rows
 from routecli.cli.common import JOBS_HELP, Device, Threads, console, cpu_device
-from routecli.errors import OptionError
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 SHIFT_HELP = ("all, or comma-separated shifts from " + ", ".join(choices.SHIFTS) + " (uniform, "
@@ -58,76 +57,30 @@ def shift(
     explosion customers; the change from uniform says how much each method degrades."""
     import torch
 
-    from routecli.analysis.shift import (
-        METHODS,
-        PAPER_ROW,
-        PROBLEMS,
-        CompareRun,
-        compare_pe_rows,
-        degradation,
-        parse_shifts,
-        search_rows,
-    )
+    from routecli.analysis.shift import parse_shifts, shift_study
 
     cpu_device(device, "analyze shift")
     names = parse_shifts(shifts)
     check_out(out)
     check_positive("--ref-budget", ref_budget)
     torch.set_num_threads(threads)
+
     def log(line: str) -> None:
         console.print(line, markup=False, highlight=False)
 
-    meta: dict[str, Any] = {"command": command_line(), "shifts": names,
-                            "ref_budget": ref_budget}
-    if compare_pe is not None:
-        run = CompareRun.read(compare_pe)
-        chosen = [p.strip() for p in pe.split(",") if p.strip()] if pe else None
-        runs = compare_pe_rows(run, names, chosen, test_size, eval_steps, ref_budget, jobs, log)
-        cells = degradation(runs, "pe")
-        title = (f"compare-pe models of {compare_pe} ({run.problem.upper()}-{run.size}, DACT), "
-                 f"{test_size or run.test_size} test instances per shift: gap % to PyVRP, "
-                 "mean ± sd over seeds")
-        meta.update(problem=run.problem, size=run.size, folder=str(compare_pe),
-                    test_size=test_size or run.test_size,
-                    eval_steps=eval_steps or run.eval_steps, test_seed=run.test_seed)
-        paper_rows: dict[str, str] = {}
-    else:
-        if problem not in PROBLEMS:
-            raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
-        chosen_methods = [m.strip() for m in methods.split(",") if m.strip()]
-        unknown = [m for m in chosen_methods if m not in METHODS]
-        if unknown or not chosen_methods:
-            raise OptionError(f"unknown --method {unknown[0] if unknown else methods!r}; "
-                              f"choose from {', '.join(METHODS)}")
-        runs = search_rows(problem, size, num, seed, names, chosen_methods, iterations,
-                           ref_budget, jobs, threads, log, progress=sys.stderr.isatty())
-        cells = degradation(runs, "method")
-        title = (f"NDS search on {problem.upper()}-{size}, {num} instances per shift, "
-                 f"{iterations} iterations, seed {seed}: gap % to PyVRP ± standard error")
-        meta.update(problem=problem, size=size, num=num, iterations=iterations, seed=seed)
-        paper_rows = PAPER_ROW
-    rows = summary_rows(cells, paper_rows)
-    print_table(title, cells, names, paper_rows)
+    chosen = [p.strip() for p in pe.split(",") if p.strip()] if pe else None
+    study = shift_study(names, compare_pe=compare_pe, pes=chosen, test_size=test_size,
+                        eval_steps=eval_steps, problem=problem, size=size, num=num, seed=seed,
+                        methods=[m.strip() for m in methods.split(",") if m.strip()],
+                        iterations=iterations, ref_budget=ref_budget, jobs=jobs,
+                        threads=threads, log=log, progress=sys.stderr.isatty())
+    print_table(study.title, study.cells, names, study.paper_rows)
     console.print(f"[dim]{command_line()}[/dim]")
+    meta: dict[str, Any] = {"command": command_line(), "shifts": names,
+                            "ref_budget": ref_budget, **study.meta}
     if out is not None and out.suffix == ".json":
-        meta["runs"] = runs
-    write_rows(out, rows, meta)
-
-
-def summary_rows(cells: dict, paper_rows: dict[str, str]) -> list[dict[str, Any]]:
-    from routecli.analysis.shift import PAPER_TABLE8
-
-    rows = []
-    for method, per_shift in cells.items():
-        paper = PAPER_TABLE8.get(paper_rows.get(method, ""), {})
-        for name, cell in per_shift.items():
-            paper_obj, paper_gap = paper.get(name, (None, None))
-            rows.append({"method": method, "shift": name, "obj": cell.obj, "gap_pct": cell.gap,
-                         "gap_spread": cell.gap_spread, "change_pct": cell.change,
-                         "change_spread": cell.change_spread,
-                         "paper_row": paper_rows.get(method), "paper_obj": paper_obj,
-                         "paper_gap_pct": paper_gap})
-    return rows
+        meta["runs"] = study.runs
+    write_rows(out, study.rows(), meta)
 
 
 def print_table(title: str, cells: dict, names: list[str], paper_rows: dict[str, str]) -> None:

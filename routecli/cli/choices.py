@@ -40,3 +40,5 @@ IPE_AMPLITUDES = ("harmonic", "flat")
 DISTRIBUTIONS = ("uniform", "clustered", "mixed", "explosion")
 # routecli.analysis.shift.SHIFTS
 SHIFTS = ("uniform", "low-capacity", "clustered", "mixed", "explosion")
+# routecli.experiments.pe.compare.TABLE4: compare-pe's default encodings (summary.md)
+COMPARE_PE_DEFAULT = "table4"

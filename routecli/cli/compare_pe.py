@@ -9,10 +9,11 @@ from typing import Annotated
 
 import typer
 
+from routecli.cli import choices
 from routecli.cli.common import Device, Threads, deprecated, err_console
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
-TABLE4 = "table4"  # the default set of encodings, and the one whose summary is summary.md
+TABLE4 = choices.COMPARE_PE_DEFAULT
 
 
 def compare_pe(
@@ -61,54 +62,18 @@ def compare_pe(
     """Retrain one backbone once per positional encoding and seed under an identical budget,
     evaluate all on one fixed test set with an identical step budget, and print Obj./Gap per PE
     (mean ± sd over seeds), paired comparisons with IPE+XPE and the paper's values."""
-    import torch
-
     from routecli.cli.common import console
-    from routecli.experiments.pe.claims import report as report_claims
-    from routecli.experiments.pe.pairs import finished, run, slug
-    from routecli.experiments.pe.paper import expand_pes
-    from routecli.experiments.pe.protocol import make_protocol
-    from routecli.experiments.pe.summary import report
-    from routecli.resources import resolve_device
+    from routecli.experiments.pe.compare import compare
 
-    where = resolve_device(device)
-    runs = runs if seeds is None else seeds
-    images = images if augment is None else augment
     if pe.strip().lower() == "all":
         err_console.print("note: compare-pe --pe all is deprecated (it means table4 here, and "
                           "every registry encoding in probe); use --pe table4", markup=False)
         pe = TABLE4
-    torch.set_num_threads(threads)
-    protocol = make_protocol(problem, size, backbone, budget, test_size, images)
-    pes = expand_pes(pe, problem)
-    if runs < 1:
-        raise typer.BadParameter("must be >= 1", param_hint="--runs")
-    folder = out or Path("runs/compare-pe") / f"{problem}{size}-{backbone}-{budget.split(':')[0]}"
-    if not summary_only:
-        run(protocol, pes, list(range(runs)), folder,
-            log=lambda line: console.print(line, markup=False), device=where)
-    if not (folder / "rows.csv").is_file():
-        raise typer.BadParameter(f"{folder} has no rows yet", param_hint="--out")
-    scale = f"routecli compare-pe --problem {problem} --size {size}"
-    rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
-            f"--images {images} --out {folder}")
-    stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"
-    shown = f"{scale} --pe {pe} {rest}"
-    if versus is not None:
-        names = expand_pes(versus, problem)
-        if len(names) != 1:
-            raise typer.BadParameter("must name one encoding", param_hint="--versus")
-        versus = names[0]
-        if not any(done == versus for done, _ in finished(folder)):
-            raise typer.BadParameter(f"{versus} has no rows in {folder}", param_hint="--versus")
-        if versus not in pes:
-            pes.append(versus)
-        stem = f"summary-{slug(pe)}-vs-{slug(versus)}"
-        shown += f" --versus {versus}"
-    text = report(protocol, folder, pes, shown, stem, versus)
-    console.print(text, markup=False)
-    console.print(f"wrote {folder / (stem + '.md')} and {folder / (stem + '.png')}")
-    found = report_claims(protocol, folder, f"{scale} {rest} --summary-only")
-    if found:
-        console.print(found, markup=False)
-        console.print(f"wrote {folder / 'claims.md'}")
+    done = compare(problem, size, pe, runs if seeds is None else seeds, budget, backbone, out,
+                   test_size, images if augment is None else augment, threads, device,
+                   summary_only, versus, log=lambda line: console.print(line, markup=False))
+    console.print(done.summary, markup=False)
+    console.print(f"wrote {done.summary_files[0]} and {done.summary_files[1]}")
+    if done.claims:
+        console.print(done.claims, markup=False)
+        console.print(f"wrote {done.claims_file}")

@@ -1,9 +1,12 @@
-"""The options of ``solve`` and ``bench``, one object (:class:`RunOptions`) declared once: which
-model, when it stops, the resources every model accepts, and the options of particular models,
-which a model that does not take them refuses.
+"""The options of ``solve`` and ``bench``, one object (:class:`RunOptions`): which model, when
+it stops, the resources every model accepts, and the options of particular models, which a
+model that does not take them refuses.
 
-:func:`run_options` adds them to a command's signature (Typer reads the signature) and hands
-the command one :class:`RunOptions`.
+A model declares its own options once (``CLI_OPTIONS`` in its torch-free options module, see
+:class:`routecli.solvers.CliOption`); this module assembles them: models offering the same
+setting share one flag, whose help names each model's use. :func:`run_options` adds every
+option to a command's signature (Typer reads the signature) and hands the command one
+:class:`RunOptions`.
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
 import typer
 
@@ -26,12 +29,8 @@ from routecli.cli.common import (
     Threads,
     TimeLimit,
 )
-from routecli.miloop.options import DECODES, PRECISION_CHOICES, Decode, PrecisionChoice
-from routecli.nds.options import POLICIES as NDS_POLICIES
-from routecli.nds.options import Policy
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
-from routecli.search.options import REMOVALS
-from routecli.solvers import REGISTRY
+from routecli.solvers import REGISTRY, CliOption, cli_options
 
 if TYPE_CHECKING:
     from routecli.solvers import SolverSettings
@@ -39,43 +38,16 @@ if TYPE_CHECKING:
 
 ModelName = Annotated[str, typer.Option("--model", "-m", metavar="NAME",
                                         help=f"Solver: {', '.join(REGISTRY)}.")]
-DecodeOption = Annotated[Decode | None, typer.Option(
-    "--decode", metavar="METHOD",
-    help=f"miloop decoding: {', '.join(DECODES)} (default {DECODES[0]}).")]
-Starts = Annotated[int | None, typer.Option(
-    "--starts", min=1, metavar="M",
-    help="miloop multistart M (distinct first nodes) or samples (default 100).")]
-Augment = Annotated[bool, typer.Option("--augment",
-                                       help="miloop: 8-fold symmetry augmentation; dact: search "
-                                       "the 8 symmetric images.")]
-Checkpoint = Annotated[Path | None, typer.Option(
-    "--checkpoint", metavar="FILE",
-    help="Weights of miloop, nds or dact (default: the shipped checkpoint; dact has none).")]
-Candidates = Annotated[int | None, typer.Option(
-    "--candidates", min=0, metavar="K",
-    help="miloop: attend only to the K nearest allowed nodes per step (default: 200 for TSP, "
-    "400 for CVRP above 1000 nodes; 0 or at least the node count: always all nodes).")]
-PrecisionOption = Annotated[PrecisionChoice | None, typer.Option(
-    "--precision", metavar="NAME",
-    help=f"miloop arithmetic: {', '.join(PRECISION_CHOICES)} (default fp32; auto: bf16 where the "
-    "CPU or GPU multiplies bfloat16 natively). bf16 decodes large instances faster; greedy "
-    "tours then part from fp32's at near-ties.")]
-PositionalEncoding = Annotated[str | None, typer.Option(
-    "--pe", metavar="NAME",
-    help=f"nds positional encoding (default: the checkpoint's): {', '.join(choices.PE_NAMES)}.")]
-RemovalPolicy = Annotated[Policy | None, typer.Option(
-    "--policy", metavar="NAME",
-    help=f"Removal policy: sisr takes {' or '.join(REMOVALS)} (default strings), nds "
-    f"{', '.join(NDS_POLICIES)} (default {NDS_POLICIES[0]}).")]
-Polish = Annotated[bool, typer.Option("--polish",
-                                      help="sisr, nds: local-search polish of the result.")]
+# Values a free-text option's help lists, kept where --help can read them without torch.
+LISTED = {"pe": choices.PE_NAMES}
+KINDS: dict[str, Any] = {"int": int, "str": str, "path": Path}
 
 
 @dataclass(frozen=True)
 class RunOptions:
     """What ``solve`` and ``bench`` run: the model, its stopping criterion, the resources any
     model accepts (a model without torch ignores threads and device) and the model options
-    (None or False: not given; refused by a model whose settings lack them)."""
+    given, by setting (refused by a model whose settings lack them)."""
 
     model: str = "hgs"
     time_limit: float | None = None
@@ -84,63 +56,84 @@ class RunOptions:
     seed: int = 0
     threads: int = DEFAULT_THREADS
     device: str = DEFAULT_DEVICE
-    decode: Decode | None = None
-    starts: int | None = None
-    augment: bool = False
-    checkpoint: Path | None = None
-    candidates: int | None = None
-    precision: PrecisionChoice | None = None
-    pe: str | None = None
-    policy: Policy | None = None
-    polish: bool = False
+    given: dict[str, Any] = field(default_factory=dict)
 
     def stop(self) -> Criterion | None:
         from routecli.stop import stop_after
 
         return stop_after(self.time_limit, self.iterations, self.no_improvement)
 
-    def model_options(self) -> dict[str, Any]:
-        """The options of particular models, by setting name (None or False: not given)."""
-        return {name: str(value) if isinstance(value, Path) else value
-                for name in MODEL_OPTIONS if (value := getattr(self, name)) is not None}
-
     def settings(self) -> SolverSettings:
-        """The model's settings; the device is resolved only for a model that runs torch (a
-        named CUDA device was checked when the option was read)."""
-        from routecli.resources import resolve_device
-        from routecli.solvers import make_settings, settings_type
+        """The model's settings, the device as given (the solver resolves it)."""
+        from routecli.solvers import make_settings
 
-        takes_device = any(f.name == "device" for f in fields(settings_type(self.model)))
-        device = resolve_device(self.device) if takes_device else "cpu"
-        return make_settings(self.model, self.model_options(),
-                             resources={"threads": self.threads, "device": device})
+        return make_settings(self.model, self.given,
+                             resources={"threads": self.threads, "device": self.device})
 
 
-MODEL_OPTIONS = ("decode", "starts", "augment", "checkpoint", "candidates", "precision", "pe",
-                 "policy", "polish")
-# Each field's declaration (its default is the field's).
-_DECLARED: dict[str, Any] = {
+_RESOURCES: dict[str, Any] = {  # each field's declaration (its default is the field's)
     "model": ModelName, "time_limit": TimeLimit, "iterations": Iterations,
     "no_improvement": NoImprovementLimit, "seed": Seed, "threads": Threads, "device": Device,
-    "decode": DecodeOption, "starts": Starts, "augment": Augment, "checkpoint": Checkpoint,
-    "candidates": Candidates, "precision": PrecisionOption, "pe": PositionalEncoding, "policy": RemovalPolicy,
-    "polish": Polish,
 }
 
 
+def _help(offers: list[tuple[str, CliOption]]) -> str:
+    """One flag's help: each use, the models sharing a phrase named together."""
+    phrases: dict[str, list[str]] = {}
+    for model, option in offers:
+        phrases.setdefault(option.help, []).append(model)
+    text = "; ".join(f"{', '.join(models)}: {phrase}" for phrase, models in phrases.items())
+    setting = offers[0][1].setting
+    if setting in LISTED:
+        text += f": {', '.join(LISTED[setting])}"
+    return text + "."
+
+
+def _declared(offers: list[tuple[str, CliOption]]) -> tuple[Any, Any]:
+    """The annotation and default of one model option, assembled from every model's offer."""
+    first = offers[0][1]
+    flag = "--" + first.setting.replace("_", "-")
+    kinds = {option.kind for _, option in offers}
+    if len(kinds) > 1:
+        raise TypeError(f"{flag} is declared with the kinds {sorted(kinds)}")
+    declared = typer.Option(flag, help=_help(offers), metavar=first.metavar or None,
+                            min=first.min)
+    if first.kind == "bool":
+        return Annotated[bool, declared], False
+    values = tuple(dict.fromkeys(v for _, option in offers for v in option.choices))
+    kind = Literal[values] if values else KINDS[first.kind]
+    return Annotated[kind | None, declared], None
+
+
+def model_option_flags() -> list[str]:
+    """Every flag of :class:`RunOptions`, the model options included."""
+    names = [*_RESOURCES, *cli_options()]
+    return ["--" + name.replace("_", "-") for name in names]
+
+
 def run_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``command`` with every :class:`RunOptions` field as a command-line option, called with
-    them gathered in ``options``."""
+    """``command`` with every :class:`RunOptions` field and model option as a command-line
+    option, called with them gathered in ``options``."""
     signature = inspect.signature(command, eval_str=True)
     own = [p for p in signature.parameters.values() if p.name != "options"]
-    added = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
-                               annotation=_DECLARED[f.name]) for f in fields(RunOptions)]
+    resources = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                   annotation=_RESOURCES[f.name])
+                 for f in fields(RunOptions) if f.name in _RESOURCES]
+    offered = cli_options()
+    models = []
+    for setting, offers in offered.items():
+        annotation, default = _declared(offers)
+        models.append(inspect.Parameter(setting, inspect.Parameter.KEYWORD_ONLY,
+                                        default=default, annotation=annotation))
 
     @functools.wraps(command)
     def with_options(**given: Any) -> Any:
-        options = RunOptions(**{f.name: given.pop(f.name) for f in fields(RunOptions)})
-        return command(**given, options=options)
+        values = {name: given.pop(name) for name in _RESOURCES}
+        chosen = {name: str(value) if isinstance(value, Path) else value
+                  for name in offered if (value := given.pop(name)) is not None}
+        return command(**given, options=RunOptions(**values, given=chosen))
 
+    added = [*resources, *models]
     with_options.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[*own, *added])
     hints = get_type_hints(command, include_extras=True)

@@ -35,6 +35,7 @@ def pe(
     cumulative distance vs index, XPE angles per route, and a 2-D PCA coloured by route."""
     from routecli.analysis.pe_plots import PLOTS, plot_pe
     from routecli.pe import PE_REGISTRY, RouteBatch
+    from routecli.pe.kinds import KINDS
 
     encodings = resolve_names(name)
     if len(encodings) != 1:
@@ -48,9 +49,9 @@ def pe(
     if bad:
         raise OptionError(f"unknown plot {bad[0]!r}; choose 'all' or from {', '.join(PLOTS)}")
     kind = PE_REGISTRY[encoding].kind
-    if kind != "node" and ({"similarity", "pca"} & set(chosen)) and plots.strip() != "all":
-        raise OptionError(f"--plots similarity/pca need a node encoding; {encoding} is {kind}")
-    if kind != "node":
+    if not KINDS[kind].channels:
+        if {"similarity", "pca"} & set(chosen) and plots.strip() != "all":
+            raise OptionError(f"--plots similarity/pca need a node encoding; {encoding} is {kind}")
         chosen = tuple(p for p in chosen if p not in ("similarity", "pca"))
     if dim % 16:
         raise OptionError(f"--dim must be a multiple of 16 (IPE pairs, 8 RoPE heads), got {dim}")

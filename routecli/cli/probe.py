@@ -3,7 +3,6 @@ D1-D3 on reference solutions (PE paper Section 5.2, Table 3)."""
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from pathlib import Path
@@ -90,26 +89,16 @@ def probe(
     import torch
     from rich.progress import Progress
 
-    from routecli.analysis.probe import PAPER_TABLE3, REFERENCES
+    from routecli.analysis.probe import REFERENCES, probe_options, probe_rows
     from routecli.analysis.probe import probe as run_probe
-    from routecli.pe import PE_REGISTRY, RouteBatch
-    from routecli.pe.routing import AMPLITUDES, SCHEDULES, HierarchicalPE, InRoutePE
+    from routecli.pe import RouteBatch
 
     cpu_device(device, "probe")
     names = resolve_names(pe)
     name = one_set(problem_set)
     check_out(out)
     check_positive("--ref-budget", ref_budget)
-    if dim % 2 or (dim // heads) % 2:
-        raise OptionError(f"--dim must be even and --dim / --heads even (RoPE), got {dim}/{heads}")
-    if ipe_schedule not in SCHEDULES:
-        raise OptionError(f"--ipe-schedule must be one of {', '.join(SCHEDULES)}")
-    if ipe_amplitude not in (None, *AMPLITUDES):
-        raise OptionError(f"--ipe-amplitude must be one of {', '.join(AMPLITUDES)}")
-    if ipe_schedule == "geometric" and ipe_amplitude == "harmonic":
-        raise OptionError("--ipe-amplitude harmonic needs --ipe-schedule integer")
-    ipe = {"schedule": ipe_schedule, "amplitude": ipe_amplitude}
-    options = {n: ipe for n in names if PE_REGISTRY[n].build.func in (InRoutePE, HierarchicalPE)}
+    options = probe_options(names, dim, heads, ipe_schedule, ipe_amplitude)
     instances, solutions = load(name, num, seed, ref_budget, jobs)
     batch = RouteBatch.from_solutions(instances, solutions)
     start = time.time()
@@ -123,20 +112,13 @@ def probe(
                                 pe_options=options, on_done=lambda _: bar.advance(task))
     finally:
         torch.set_num_threads(previous_threads)
+    rows = probe_rows(results, names, name)
     table = probe_table(f"PE probe on {name}: Spearman rho (ours | PE paper Table 3)", names)
-    rows = []
-    for n in names:
-        r = results[n]
-        paper = PAPER_TABLE3.get(n, (math.nan,) * 3) if name == "cvrp-100" else (math.nan,) * 3
-        title, kind = (REFERENCES[n], "reference") if n in REFERENCES else (
-            PE_REGISTRY[n].title, PE_REGISTRY[n].kind)
-        rows.append({"pe": n, "title": title, "kind": kind,
-                     "D1": r["D1"], "D1_paper": paper[0], "D2": r["D2"], "D2_paper": paper[1],
-                     "D3": r["D3"], "D3_paper": paper[2], "d3_ratio": r["d3_ratio"]})
-        if n == next(iter(REFERENCES)):
+    for row in rows:
+        if row["pe"] == next(iter(REFERENCES)):
             table.add_section()
-        table.add_row(n, kind, fmt(r["D1"]), fmt(paper[0]), fmt(r["D2"]), fmt(paper[1]),
-                      fmt(r["D3"]), fmt(paper[2]), fmt(r["d3_ratio"], 2))
+        table.add_row(row["pe"], row["kind"], *(fmt(row[k]) for k in (
+            "D1", "D1_paper", "D2", "D2_paper", "D3", "D3_paper")), fmt(row["d3_ratio"], 2))
     console.print(table)
     console.print(f"[dim]{len(batch.node)} solutions, {pairs} pairs each per target set, "
                   f"{time.time() - start:.0f} s; {command_line()}[/dim]")

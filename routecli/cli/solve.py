@@ -4,15 +4,14 @@ time, for people (a line per instance, a summary table) or for scripts (``--json
 
 from __future__ import annotations
 
-import csv
-import io
 import signal
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from routecli.cli import command_started, strict_json
+from routecli.cli import command_started
 from routecli.cli.common import (
     BKS_HELP,
     Rounding,
@@ -34,20 +33,6 @@ if TYPE_CHECKING:
     from routecli.problems import Instance
     from routecli.solvers import Progress, Solver, SolveResult
     from routecli.stop import Criterion
-
-# The columns of --csv and the keys of each --json object, in order: what was solved, how
-# (model, seed, its settings, the weights' digest, the routecli version), and what came out.
-# Times: ``seconds`` is the instance's share of the command's wall clock (start-up and reading
-# for the first, then each instance from the end of the one before), ``solve_seconds`` the
-# solve (loading weights included), ``search_seconds`` the part --time-limit bounds; ``work_*``
-# and ``stopped_by`` say how much of its plan the model ran (routecli.solvers.Effort).
-FIELDS = ("instance", "file", "problem", "size", "model", "seed", "settings",
-          "checkpoint_sha256", "routecli_version", "objective", "cost", "bks", "bks_source",
-          "gap_pct", "seconds", "solve_seconds", "search_seconds", "work_unit", "work_done",
-          "work_planned", "stopped_by", "note", "feasible", "violations", "solution_file")
-# What ``cost`` measures, per problem (routing problems not named: the route length).
-OBJECTIVES = {"kp": "value of the chosen items (maximised)",
-              "pcvrp": "length minus collected prizes"}
 
 
 @run_options
@@ -100,7 +85,9 @@ def solve(
             if interruption.signal is not None:
                 break
     if csv_file is not None:
-        write_csv(csv_file, rows)
+        from routecli.results import write_solve_csv
+
+        write_solve_csv(csv_file, rows)
     if len(rows) > 1 and not json_lines:
         console.print(summary_table(rows))
     if interruption.signal is not None:
@@ -114,9 +101,6 @@ def solve(
         raise typer.Exit(1)
 
 
-CSV_HEADER = ",".join(FIELDS)  # the exact first line of every --csv file: routecli's mark
-
-
 def check_csv(path: Path, force: bool) -> None:
     if path.suffix != ".csv":
         raise OptionError(f"--csv must name a .csv file, got {path}")
@@ -124,9 +108,12 @@ def check_csv(path: Path, force: bool) -> None:
 
 
 def csv_written_by_routecli(path: Path) -> bool:
+    """Whether ``path`` starts with the header of ``solve --csv``: routecli's mark."""
+    from routecli.results import SOLVE_FIELDS
+
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.readline().rstrip("\r\n") == CSV_HEADER
+            return fh.readline().rstrip("\r\n") == ",".join(SOLVE_FIELDS)
     except OSError:
         return False
 
@@ -135,12 +122,11 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
               stop: Criterion | None, bks: float | None, machine: bool,
               settings: Any = None, since: float | None = None) -> dict[str, Any]:
     """Solve one instance, report it (text or a JSON line), write its solution if feasible;
-    returns its row (:data:`FIELDS`; its ``seconds`` count from the ``time.perf_counter()``
-    value ``since``, default: the solve's start)."""
-    import time
-
+    returns its row (:data:`routecli.results.SOLVE_FIELDS`; its ``seconds`` count from the
+    ``time.perf_counter()`` value ``since``, default: the solve's start)."""
     from routecli.io import best_known
-    from routecli.solvers import run
+    from routecli.results import solve_record, strict_json
+    from routecli.solvers import ran_with, run
 
     since = time.perf_counter() if since is None else since
     reference, source = best_known(instance, path, bks)
@@ -161,9 +147,9 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
     written = None
     if result.feasible and target is not None:
         written = write_target(target, instance, result.solution)
-    row = result_row(path, result, source, written, seed,
-                     provenance(solver, settings, instance.problem),
-                     time.perf_counter() - since)
+    row = solve_record(path, result, source, written, seed,
+                       provenance(solver, ran_with(solver, settings), instance.problem),
+                       time.perf_counter() - since)
     if machine:
         print(strict_json.dumps(row), flush=True)
     else:
@@ -187,40 +173,6 @@ def provenance(solver: Solver, settings: Any, problem: str) -> dict[str, Any]:
             "checkpoint_sha256": digest, "routecli_version": __version__}
 
 
-def result_row(path: Path, result: SolveResult, source: str, written: Path | None,
-               seed: int, made: dict[str, Any], seconds: float) -> dict[str, Any]:
-    """One instance's result with plain numbers: the object ``--json`` prints (``seconds``: its
-    share of the command's wall clock, :data:`FIELDS`)."""
-    effort = result.effort
-    return {"instance": result.instance, "file": str(path), "problem": result.problem,
-            "size": result.size, "model": result.model, "seed": seed, **made,
-            "objective": OBJECTIVES.get(result.problem, "length"), "cost": result.cost,
-            "bks": result.bks, "bks_source": source or None, "gap_pct": result.gap,
-            "seconds": round(seconds, 4), "solve_seconds": round(result.seconds, 4),
-            "search_seconds": None if effort is None else round(effort.seconds, 4),
-            "work_unit": None if effort is None else effort.unit,
-            "work_done": None if effort is None else effort.done,
-            "work_planned": None if effort is None else effort.planned,
-            "stopped_by": None if effort is None else effort.stopped_by,
-            "note": None if effort is None else effort.note,
-            "feasible": result.feasible,
-            "violations": result.problems, "solution_file": None if written is None
-            else str(written)}
-
-
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    from routecli.atomic import atomic_write_text
-
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({**{k: "" if v is None else v for k, v in row.items()},
-                         "settings": strict_json.dumps(row["settings"], sort_keys=True),
-                         "violations": "; ".join(row["violations"])})
-    atomic_write_text(path, text.getvalue())
-
-
 def progress_text(progress: Progress) -> str:
     """The status line of a running solve: share done with the time it has taken and an
     estimate of the time left, or best cost so far."""
@@ -234,6 +186,8 @@ def progress_text(progress: Progress) -> str:
 
 
 def print_result(r: SolveResult, written: Path | None, row: dict[str, Any]) -> None:
+    from routecli.results import OBJECTIVES
+
     status = "[green]feasible[/]" if r.feasible else "[red]INFEASIBLE[/]"
     measure = "value" if r.sense == "max" else "cost"
     named = f" ({OBJECTIVES[r.problem]})" if r.problem in OBJECTIVES and r.sense != "max" else ""

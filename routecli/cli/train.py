@@ -9,19 +9,13 @@ import typer
 
 from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
 from routecli.errors import OptionError
-from routecli.miloop.options import MIXED_PROBLEMS, Distribution, Loss, PrecisionChoice
-from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
+from routecli.miloop.options import Distribution, Loss
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, PrecisionChoice
 from routecli.stop import MAX_SECONDS, MaxRuntime
 
 if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
 
-DEFAULT_CURRICULUM = {
-    "tsp": "20:600:8:20,50:400:4:25,100:100000:2:25",
-    "cvrp": "20:600:8:20,50:400:4:25,100:100000:2:25",
-    "pdtsp": "20:600:8:10,50:400:4:25,100:100000:2:25",
-    "kp": "200:50000:40:2",  # the paper's 20 epochs x 2,500 batches of 40 KP-200 pairs
-}
 RUN_FILES = "last.pt, best.pt, log.jsonl"
 
 
@@ -38,16 +32,11 @@ TrainTimeLimit = Annotated[float | None, typer.Option(
 
 
 def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool) -> Path:
-    """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``), said
-    out loud; a fresh run may not start over another run's checkpoint without ``--resume``,
-    and ``--resume`` needs that checkpoint."""
-    folder = Path(out or run_dir or default)
-    if (folder / "last.pt").exists() and not resume:
-        raise OptionError(f"{folder} holds a training run (last.pt); pass --resume to continue "
-                          "it, or --out for a new folder")
-    if resume and not (folder / "last.pt").is_file():
-        raise OptionError(f"--resume: {folder} holds no last.pt to continue; drop --resume to "
-                          "start a new run there")
+    """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``),
+    checked (:func:`routecli.train.runlog.check_run_folder`) and said out loud."""
+    from routecli.train.runlog import check_run_folder
+
+    folder = check_run_folder(Path(out or run_dir or default), resume)
     console.print(f"{'resuming' if resume else 'writing'} {folder}/ ({RUN_FILES})",
                   markup=False)
     return folder
@@ -71,23 +60,6 @@ def report_stop(reason: StopReason | None, folder: Path, step: int) -> None:
     console.print(line, markup=False)
 
 
-def one_stage(size: int | None, steps: int | None, batch: int | None, rollouts: int | None,
-              curriculum: str | None) -> str | None:
-    """--size/--steps/--batch/--rollouts as a one-stage curriculum (all four, and not with
-    --curriculum), else --curriculum as given."""
-    given = {"--size": size, "--steps": steps, "--batch": batch, "--rollouts": rollouts}
-    if all(v is None for v in given.values()):
-        return curriculum
-    if curriculum is not None:
-        raise OptionError(f"{', '.join(k for k, v in given.items() if v is not None)} and "
-                          "--curriculum both describe the stages: pass one or the other")
-    missing = [k for k, v in given.items() if v is None]
-    if missing:
-        raise OptionError(f"a one-stage curriculum needs --size, --steps, --batch and "
-                          f"--rollouts; missing {', '.join(missing)}")
-    return f"{size}:{steps}:{batch}:{rollouts}"
-
-
 def train(
     problem: Annotated[str, typer.Option(metavar="NAME",
                                          help="tsp, cvrp, pdtsp or kp.")] = "tsp",
@@ -107,8 +79,8 @@ def train(
         metavar="N", help="One-stage curriculum: instances per step.")] = None,
     rollouts: Annotated[int | None, typer.Option(
         metavar="N", help="One-stage curriculum: rollouts per instance.")] = None,
-    curriculum: Annotated[str | None, typer.Option(
-        metavar="STAGES",
+    curriculum_text: Annotated[str | None, typer.Option(
+        "--curriculum", metavar="STAGES",
         help="Stages size[-size]:steps:batch:rollouts[:imitation|:supervised], comma-separated "
         "(default per problem; size: nodes, PDTSP pickup+delivery nodes, KP items; a range "
         "draws each step's size from the multiples of 10 in it). An :imitation stage is teacher "
@@ -181,39 +153,17 @@ def train(
     time_limit: TrainTimeLimit = None,
 ) -> None:
     """Train MiLoop with reference-free DPO (or REINFORCE), or supervised on PyVRP solutions."""
-    from routecli.miloop.train import Stage, TrainConfig, Trainer
-    from routecli.resources import resolve_device
+    from routecli.miloop.train import TrainConfig, Trainer, curriculum, kp_capacities
 
     if model != "miloop":
-        raise typer.BadParameter(f"only miloop is trainable here, not {model!r}", param_hint="--model")
-    if problem not in DEFAULT_CURRICULUM:
-        raise typer.BadParameter("choose " + ", ".join(DEFAULT_CURRICULUM), param_hint="--problem")
-    try:
-        capacities = tuple(float(c) for c in kp_capacity.split(","))
-    except ValueError:
-        capacities = ()
-    if not capacities or not all(c > 0 for c in capacities):
-        raise typer.BadParameter(f"expected positive numbers, got {kp_capacity!r}",
-                                 param_hint="--kp-capacity")
-    if distribution == "mixed" and problem not in MIXED_PROBLEMS:
-        raise typer.BadParameter(f"mixed applies to {', '.join(MIXED_PROBLEMS)}",
-                                 param_hint="--distribution")
-    try:
-        stages = Stage.parse_list(one_stage(size, steps, batch, rollouts, curriculum)
-                                  or DEFAULT_CURRICULUM[problem])
-    except ValueError as err:
-        raise typer.BadParameter(str(err), param_hint="--curriculum") from err
-    if problem == "kp" and any(stage.supervised for stage in stages):
-        raise typer.BadParameter("supervised stages label routing problems (KP: use "
-                                 ":imitation)", param_hint="--curriculum")
-    if problem == "pdtsp" and any(size % 2 for stage in stages for size in stage.sizes):
-        raise typer.BadParameter("PDTSP sizes count pickups and deliveries: they must be even",
-                                 param_hint="--curriculum")
-    folder = run_folder(out, run_dir, f"runs/miloop-{problem}", resume)
-    cfg = TrainConfig(problem=problem, run_dir=str(folder),
+        raise OptionError(f"--model: only miloop is trainable here, not {model!r}")
+    stages = curriculum(problem, curriculum_text, size=size, steps=steps, batch=batch,
+                        rollouts=rollouts)
+    cfg = TrainConfig(problem=problem, run_dir=str(run_dir or out or f"runs/miloop-{problem}"),
                       curriculum=stages, loss=loss, beta=beta, lr=lr, decay_at=decay_at,
                       warmup_steps=warmup_steps,
-                      seed=seed, init=init, val_instances=val_instances, kp_capacities=capacities,
+                      seed=seed, init=init, val_instances=val_instances,
+                      kp_capacities=kp_capacities(kp_capacity),
                       val_size=val_size or (200 if problem == "kp" else 100),
                       val_every=val_every, val_time_limit=val_time_limit,
                       label_time_limit=label_time_limit, labels=labels,
@@ -221,7 +171,7 @@ def train(
                       distribution=distribution, precision=precision, compile=compile,
                       activation_gb=activation_gb,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
-                      device=resolve_device(device), layers=layers, fusion=fusion, gated=gated,
-                      memory=memory)
+                      device=device, layers=layers, fusion=fusion, gated=gated, memory=memory)
+    folder = run_folder(out, run_dir, cfg.run_dir, resume)
     trainer = Trainer(cfg, resume=resume)
     report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)

@@ -67,21 +67,18 @@ def train_nds(
 ) -> None:
     """Train the NDS removal policy (PE paper Appendix E) on generated instances."""
     from routecli.nds.train import NDSTrainConfig, train
-    from routecli.pe.registry import PE_REGISTRY
-    from routecli.resources import resolve_device
 
-    if pe is not None and pe.lower().replace("-", "_").replace("+", "_") not in PE_REGISTRY:
-        raise typer.BadParameter(f"choose one of {', '.join(PE_REGISTRY)}", param_hint="--pe")
-    folder = run_folder(out, run_dir, f"runs/nds-{problem}", resume)
     cfg = NDSTrainConfig(problem=problem, size=size, pe=pe,
-                         run_dir=str(folder), steps=steps, batch=batch,
+                         run_dir=str(run_dir or out or f"runs/nds-{problem}"), steps=steps,
+                         batch=batch,
                          rollouts=rollouts, remove=remove, episode=episode,
                          warmup=burn_in if warmup is None else warmup, lr=lr,
                          bias_lr=bias_lr,
                          reward=reward, teacher_steps=teacher_steps, init=init,
                          val_every=val_every, val_instances=val_instances,
                          val_iterations=val_iterations, checkpoint_every=checkpoint_every,
-                         threads=threads, device=resolve_device(device), seed=seed)
+                         threads=threads, device=device, seed=seed)
+    folder = run_folder(out, run_dir, cfg.run_dir, resume)
     trainer, reason = train(cfg, resume=resume, time_limit=time_limit)
     report_stop(reason, folder, trainer.step)
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import typer
 
-from routecli.cli import strict_json
 from routecli.cli.common import BKS_HELP, ROUND_HELP, check_bks, console, fmt_cost, fmt_gap
 
 
@@ -30,6 +29,8 @@ def validate(
     check_bks(bks)
     report = check_solution(instance_file, solution_file, bks, rounding)
     if json_line:
+        from routecli.results import strict_json
+
         print(strict_json.dumps(report), flush=True)
     else:
         print_report(report)

@@ -117,3 +117,33 @@ def path_length(locs: Tensor, path: Tensor) -> Tensor:
     path ``[B, T]`` -> ``[B]``."""
     points = locs.gather(1, path[..., None].expand(-1, -1, 2))  # [B, T, 2]
     return (points - points.roll(-1, dims=1)).norm(dim=-1).sum(1)
+
+
+class Walks:
+    """What a routing environment records: the node each of its B rollouts moved to at every
+    step, from the first node on, and the length of each closed walk (routes return to the
+    depot, a tour to its first node)."""
+
+    locs: Tensor  # [B, N, 2]
+    actions: list[Tensor]  # one [B] long per step
+
+    def paths(self) -> Tensor:
+        """``[B, T]`` the nodes in visiting order (a CVRP's depot returns included)."""
+        return torch.stack(self.actions, 1)
+
+    def cost(self) -> Tensor:
+        """``[B]`` closed walk lengths (the negated reward)."""
+        return path_length(self.locs, self.paths())
+
+
+class LockStepWalks(Walks):
+    """Walks that visit one new node per step, so every rollout ends after N steps."""
+
+    batch: int
+    num_nodes: int
+
+    @property
+    def done(self) -> Tensor:
+        """``[B]`` bool: every node visited."""
+        return torch.full((self.batch,), len(self.actions) >= self.num_nodes, dtype=torch.bool,
+                          device=self.locs.device)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from routecli.envs.base import CandidateSets, Observation, compact, normalise_coords, path_length
+from routecli.envs.base import CandidateSets, Observation, Walks, compact, normalise_coords
 
 _EPS = 1e-6  # demands are integers / C: guards the float comparison against round-off
 
 
-class CVRPEnv:
+class CVRPEnv(Walks):
     """locs ``[B, N+1, 2]`` (depot first), demand ``[B, N+1]`` (depot 0), capacity ``[B]``;
     ``candidates`` limits every step to the depot and the K nearest unvisited customers that
     fit (all rows must then be images of one instance)."""
@@ -78,11 +78,3 @@ class CVRPEnv:
         self.visited[rows, nodes] = True
         self.current = nodes
         self.actions.append(nodes)
-
-    def paths(self) -> Tensor:
-        """``[B, T]`` node sequence from the depot, depot returns included."""
-        return torch.stack(self.actions, 1)
-
-    def cost(self) -> Tensor:
-        """``[B]`` total route length (the path returns to the depot, so it is closed)."""
-        return path_length(self.locs, self.paths())

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from routecli.envs.base import CandidateSets, Observation, compact, normalise_coords, path_length
+from routecli.envs.base import CandidateSets, LockStepWalks, Observation, compact, normalise_coords
 
 DEPOT, PICKUP, DELIVERY = 0, 1, 2  # node kinds
 
@@ -42,7 +42,7 @@ def node_kinds(num_nodes: int, device: torch.device | str = "cpu") -> Tensor:
     return kinds
 
 
-class PDTSPEnv:
+class PDTSPEnv(LockStepWalks):
     """locs ``[B, N, 2]`` with ``N = 2r + 1`` (depot first); ``candidates`` limits every step to
     the K nearest feasible nodes (all rows must then be images of one instance)."""
 
@@ -68,12 +68,6 @@ class PDTSPEnv:
         self.first = torch.zeros(self.batch, dtype=torch.long, device=device)
         self.current = self.first.clone()
         self.actions: list[Tensor] = [self.first.clone()]
-
-    @property
-    def done(self) -> Tensor:
-        """``[B]`` bool: every pickup and delivery visited."""
-        return torch.full((self.batch,), len(self.actions) >= self.num_nodes, dtype=torch.bool,
-                          device=self.locs.device)
 
     def observe(self) -> PairObservation:
         pad = self.num_nodes
@@ -104,11 +98,3 @@ class PDTSPEnv:
         self.released[rows[pickup], self.partners[nodes[pickup]]] = True
         self.current = nodes
         self.actions.append(nodes)
-
-    def paths(self) -> Tensor:
-        """``[B, N]`` visiting order from the depot."""
-        return torch.stack(self.actions, 1)
-
-    def cost(self) -> Tensor:
-        """``[B]`` closed tour lengths (back to the depot)."""
-        return path_length(self.locs, self.paths())

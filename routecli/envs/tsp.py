@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from routecli.envs.base import CandidateSets, Observation, compact, normalise_coords, path_length
+from routecli.envs.base import CandidateSets, LockStepWalks, Observation, compact, normalise_coords
 
 
-class TSPEnv:
+class TSPEnv(LockStepWalks):
     """B instances of N nodes, all constructed in lock step (every tour has N - 1 decisions).
 
     locs ``[B, N, 2]``; start ``[B]`` the first node of each tour; ``candidates`` limits every
@@ -29,12 +29,6 @@ class TSPEnv:
         self.current = start.clone()
         self.actions: list[Tensor] = [start.clone()]
 
-    @property
-    def done(self) -> Tensor:
-        """``[B]`` bool: every node visited (the rows move in lock step, one node per step)."""
-        return torch.full((self.batch,), len(self.actions) >= self.num_nodes, dtype=torch.bool,
-                          device=self.locs.device)
-
     def observe(self) -> Observation:
         if self.candidates is None:
             cand, cand_valid = compact(~self.visited, pad_id=self.num_nodes)  # [B, K]
@@ -51,11 +45,3 @@ class TSPEnv:
         self.visited[torch.arange(self.batch, device=nodes.device), nodes] = True
         self.current = nodes
         self.actions.append(nodes)
-
-    def tours(self) -> Tensor:
-        """``[B, N]`` visiting order."""
-        return torch.stack(self.actions, 1)
-
-    def cost(self) -> Tensor:
-        """``[B]`` closed tour lengths (the negated reward)."""
-        return path_length(self.locs, self.tours())

@@ -205,7 +205,9 @@ class Evaluation:
 
     @property
     def gaps(self) -> np.ndarray:
-        return 100.0 * (self.costs - self.reference) / self.reference
+        from routecli.problems import gap
+
+        return gap(self.costs, self.reference)
 
 
 def run_study(names: list[str], seeds: list[int], protocol: Protocol, runs: Path, logs: Path,

@@ -48,7 +48,9 @@ from routecli.improve.env import FEATURES, Observation
 from routecli.improve.moves import OPERATORS, unflatten_move
 from routecli.pe.base import PositionalEncoding, apply_rotary, pad_to
 from routecli.pe.batch import RouteBatch
-from routecli.pe.registry import PE_REGISTRY, UnknownPEError, canonical_pe, get_pe
+from routecli.pe.kinds import build_pe as kind_build_pe
+from routecli.pe.kinds import model_inputs, node_channels
+from routecli.pe.registry import PE_REGISTRY, UnknownPEError, canonical_pe
 from routecli.train import checkpoint as ckpt
 
 PE_ALIASES = {"n2s": "dact"}  # N2S inherits DACT's cyclic PE (PE paper Appendix D)
@@ -77,8 +79,7 @@ def parse_pe(spec: str) -> tuple[str, dict[str, Any]]:
 def build_pe(spec: str, pe_dim: int, num_heads: int, head_dim: int) -> PositionalEncoding:
     """The encoding ``spec`` at ``pe_dim`` (a rotary one at the head width ``head_dim``)."""
     key, options = parse_pe(spec)
-    dim = head_dim if PE_REGISTRY[key].kind == "rotary" else pe_dim
-    return get_pe(key, dim, num_heads=num_heads, **options)
+    return kind_build_pe(key, pe_dim, head_dim, num_heads, **options)
 
 
 class PositionalInput(nn.Module):
@@ -92,15 +93,14 @@ class PositionalInput(nn.Module):
         with torch.random.fork_rng():  # a learnable PE leaves the rest of the model's init alone
             self.pe = build_pe(spec, pe_dim, num_heads, head_dim)
         self.width = 2 * pe_dim
-        if self.pe.kind == "node" and self.pe.out_dim > self.width:
+        if node_channels(self.pe) > self.width:
             raise ValueError(f"PE {spec!r} is {self.pe.out_dim} wide, more than 2 * pe_dim")
 
     def forward(self, batch: RouteBatch) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        out = self.pe(batch)
-        if self.pe.kind == "node":
-            return pad_to(out, self.width), None, None
-        zeros = batch.coords.new_zeros(batch.batch_size, batch.num_slots, self.width)
-        return (zeros, out, None) if self.pe.kind == "bias" else (zeros, None, out)
+        inputs = model_inputs(self.pe, self.pe(batch))
+        node = (batch.coords.new_zeros(batch.batch_size, batch.num_slots, self.width)
+                if inputs.node is None else pad_to(inputs.node, self.width))
+        return node, inputs.bias, inputs.angles
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ ships: train one with compare-pe.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +68,7 @@ class ImprovementSolver:
     problems = PROBLEMS
 
     def __init__(self, settings: Settings):
-        self.settings = settings
+        self.settings = replace(settings, device=resolve_device(settings.device))
         self.model: DACT | N2S | None = None
         self.effort: Effort | None = None
 
@@ -80,7 +80,7 @@ class ImprovementSolver:
         if self.model is None:
             kind = load(path)["kind"]
             model = load_n2s(path) if kind == "n2s" else load_model(path)
-            self.model = model.to(resolve_device(self.settings.device))
+            self.model = model.to(self.settings.device)
         trained = "pdtsp" if isinstance(self.model, N2S) else self.model.config.problem
         if trained != problem:
             raise CheckpointError(f"{path} is a {trained.upper()} policy, the instance is "

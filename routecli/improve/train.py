@@ -37,8 +37,9 @@ from routecli import generate
 from routecli.improve.env import Env, Instances, Observation, initial_orders, make_instances
 from routecli.improve.model import DACT, Decision, categorical
 from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_tour_costs, unflatten_move
+from routecli.improve.options import BF16_ON_CPU
 from routecli.nn.device import generator as seeded_generator
-from routecli.nn.device import gpu_autocast
+from routecli.nn.device import mixed_precision
 from routecli.problems.geometry import augment8
 
 
@@ -153,7 +154,7 @@ def ppo_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
     states: list[Observation] = []
     decisions: list[Decision] = []
     rewards: list[Tensor] = []
-    autocast = gpu_autocast(env.order.device)
+    autocast = mixed_precision(env.order.device, bf16_on_cpu=BF16_ON_CPU)
     for _ in range(steps):
         obs = env.observe()
         with autocast:
@@ -201,7 +202,7 @@ def imitation_segment(model: Policy, env: Env, steps: int, cfg: PPOConfig,
     mistakes); the critic is left to PPO."""
     if not isinstance(model, DACT):
         raise ValueError("the imitation warm start teaches pairwise moves (DACT), not N2S's")
-    autocast = gpu_autocast(env.order.device)
+    autocast = mixed_precision(env.order.device, bf16_on_cpu=BF16_ON_CPU)
     losses, agree = [], []
     for _ in range(steps):
         obs = env.observe()
@@ -240,7 +241,7 @@ def make_env(model: Policy, data: Instances, order: Tensor, operators: tuple[str
 @torch.no_grad()
 def rollout(model: Policy, env: Env, steps: int, generator: torch.Generator) -> None:
     """``steps`` sampled moves of ``model`` in ``env`` (best tours kept by the env)."""
-    autocast = gpu_autocast(env.order.device)
+    autocast = mixed_precision(env.order.device, bf16_on_cpu=BF16_ON_CPU)
     for _ in range(steps):
         with autocast:
             action = model(env.observe(), generator=generator).action

@@ -24,16 +24,13 @@ is trusted by name alone:
 
 from __future__ import annotations
 
-import csv
 import math
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
 
 from routecli.errors import InstanceFormatError
 from routecli.io.cvrplib import is_solomon
 from routecli.io.files import INSTANCE_SUFFIXES
+from routecli.io.registry import registry
 from routecli.io.solutions import read_solution_and_cost, written_by_routecli
 from routecli.io.text import header_value, read_text
 from routecli.io.tsplib import EDGE_WEIGHT_RULES
@@ -42,25 +39,6 @@ from routecli.problems.fingerprint import fingerprint
 
 # A stated Cost may be rounded (to cents, for the float costs of Solomon-style instances).
 STATED_COST_TOLERANCE = 0.01
-
-
-class Entry(NamedTuple):
-    """One registry row."""
-
-    set: str
-    n: int
-    rule: str
-    fingerprint: str
-    value: float
-
-
-@lru_cache(maxsize=1)
-def registry() -> dict[str, Entry]:
-    """``instance name -> Entry``."""
-    text = resources.files("routecli.io").joinpath("bks.csv").read_text()
-    return {row["instance"]: Entry(row["set"], int(row["n"]), row["rule"], row["fingerprint"],
-                                   float(row["bks"]))
-            for row in csv.DictReader(text.splitlines())}
 
 
 def declared_rule(path: str | Path) -> str | None:

@@ -20,8 +20,10 @@ from routecli.io.text import (
     EXACT,
     Section,
     Spec,
+    check_single_depot,
     check_values,
     dimension,
+    first_row,
     magnitude_bound,
     node_table,
     parse,
@@ -70,7 +72,7 @@ def vrplib_from_text(text: str, source: str, round_rule: str | None = None) -> I
         raise InstanceFormatError(f"{source}: missing CAPACITY")
     capacity = _capacity(spec["CAPACITY"].value, f"line {spec['CAPACITY'].line}: CAPACITY", n, source)
     demands = _node_values(sections, "DEMAND_SECTION", n, ("demand",), source)
-    _check_depot(sections, source)
+    check_single_depot(sections, source)
     _check_depot_demand(demands, "DEMAND_SECTION", source)
     _check_fits(demands, capacity, "DEMAND_SECTION", source)
     vehicles = _fleet(spec, source)
@@ -154,30 +156,14 @@ def _node_values(sections: dict[str, Section], key: str, n: int, columns: tuple[
     return values, lines
 
 
-def _check_depot(sections: dict[str, Section], source: str) -> None:
-    """One depot, node 1 (the default when DEPOT_SECTION is absent)."""
-    if "DEPOT_SECTION" not in sections:
-        return
-    section = sections["DEPOT_SECTION"]
-    values = section.values(source)
-    depots = values[: np.flatnonzero(values == -1)[0]] if (values == -1).any() else values
-    if depots.size != 1 or depots[0] != 1:
-        shown = " ".join(f"{v:g}" for v in depots[:5]) or "none"
-        raise InstanceFormatError(f"{source}: {section.where()}: only a single depot at node 1 is "
-                                  f"supported, got {shown}")
-
-
 def _check_fits(demands: tuple[np.ndarray, np.ndarray], capacity: float, section: str,
                 source: str, first_id: int = 1) -> None:
     """No demand above the capacity (no route could serve it); file ids start at ``first_id``."""
     values, lines = demands
-    over = np.flatnonzero(values[:, 0] > capacity)
-    if over.size:
-        i = int(over[0])
-        node = i + first_id
+    if (i := first_row(values[:, 0] > capacity)) is not None:
         raise InstanceFormatError(
             f"{source}: line {lines[i]}: {section}: infeasible: demand {values[i, 0]:g} of "
-            f"node {node} exceeds capacity {capacity:g}")
+            f"node {i + first_id} exceeds capacity {capacity:g}")
 
 
 def _service_times(spec: dict[str, Spec], sections: dict[str, Section], n: int,
@@ -204,13 +190,10 @@ def _check_windows(windows: tuple[np.ndarray, np.ndarray], section: str, source:
                    first_id: int = 1) -> None:
     """Every window opens no later than it closes; file ids start at ``first_id``."""
     values, lines = windows
-    bad = np.flatnonzero(values[:, 0] > values[:, 1])
-    if bad.size:
-        i = int(bad[0])
-        node = i + first_id
+    if (i := first_row(values[:, 0] > values[:, 1])) is not None:
         raise InstanceFormatError(
-            f"{source}: line {lines[i]}: {section}: time window of node {node} opens after "
-            f"it closes ({values[i, 0]:g} > {values[i, 1]:g})")
+            f"{source}: line {lines[i]}: {section}: time window of node {i + first_id} opens "
+            f"after it closes ({values[i, 0]:g} > {values[i, 1]:g})")
 
 
 def solomon_from_text(text: str, source: str, round_rule: str | None = None) -> VRPTWInstance:

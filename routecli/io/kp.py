@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
-from routecli.io.text import EXACT, magnitude_bound, parse, spec_number
+from routecli.io.text import EXACT, check_values, magnitude_bound, parse, spec_number
 from routecli.problems import KPInstance
 
 SPEC_KEYS = {"NAME", "COMMENT", "TYPE", "ITEMS", "CAPACITY"}
@@ -54,30 +54,10 @@ def kp_from_text(text: str, source: str) -> KPInstance:
         raise InstanceFormatError(f"{source}: {section.where()} has {len(section.rows)} items, "
                                   f"ITEMS says {n}")
     table = section.table(2, "weight value", source)
-    _check_items(table, section.lines, source)
+    check_values(table, np.asarray(section.lines), "ITEM_SECTION", COLUMNS, source,
+                 positive=("weight",), unit="item")
     name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
     return KPInstance(name, table[:, 0].copy(), table[:, 1].copy(), float(capacity))
-
-
-def _check_items(table: np.ndarray, lines: list[int], source: str) -> None:
-    """Every weight finite and > 0, every value finite and >= 0, both within the bound."""
-    bound = magnitude_bound(len(table))
-    weight, value = table[:, 0], table[:, 1]
-    bad = ~np.isfinite(table) | (np.abs(table) > bound)
-    bad[:, 0] |= weight <= 0
-    bad[:, 1] |= value < 0
-    if not bad.any():
-        return
-    i, col = (int(k) for k in np.argwhere(bad)[0])
-    number, field = float(table[i, col]), COLUMNS[col]
-    where = f"{source}: line {lines[i]}: ITEM_SECTION: {field} of item {i + 1} is {number:g}"
-    if not np.isfinite(number):
-        raise InstanceFormatError(f"{where}; it must be a finite number")
-    if col == 0 and number <= 0:
-        raise InstanceFormatError(f"{where}; weights must be > 0")
-    if col == 1 and number < 0:
-        raise InstanceFormatError(f"{where}; values must be >= 0")
-    raise InstanceFormatError(f"{where}; |{field}| must be <= {bound:g} {EXACT}")
 
 
 def format_kp(name: str, comment: str, weights: np.ndarray, values: np.ndarray,

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from routecli.errors import InstanceFormatError, excerpt
-from routecli.io.text import dimension, node_table, parse
+from routecli.io.text import check_single_depot, dimension, node_table, parse, spec_type
 from routecli.io.tsplib import edge_weight_rule, instance_metric
 from routecli.problems import Metric, PDTSPInstance
 
@@ -50,7 +50,7 @@ PAIRS = "PICKUP_AND_DELIVERY_SECTION"
 def pdtsp_from_text(text: str, source: str, round_rule: str | None = None) -> PDTSPInstance:
     """A PDTSP from the text of a VRPLIB file with ``TYPE : PDTSP``."""
     spec, sections = parse(text, source, SPEC_KEYS, SECTION_KEYS)
-    kind = spec["TYPE"].value.split()[0].upper() if "TYPE" in spec and spec["TYPE"].value else ""
+    kind = spec_type(spec)
     if kind != "PDTSP":
         raise InstanceFormatError(f"{source}: TYPE {excerpt(kind)} is not PDTSP")
     n = dimension(spec, source)
@@ -59,7 +59,7 @@ def pdtsp_from_text(text: str, source: str, round_rule: str | None = None) -> PD
                                   f"{n - 1} nodes besides the depot, an odd number of paired nodes")
     metric = instance_metric(spec, sections, n, edge_weight_rule(spec, source, ("EXACT_2D",)),
                              round_rule, source)
-    _check_depot(sections, source)
+    check_single_depot(sections, source)
     order = _layout(sections, n, source)
     name = spec["NAME"].value if "NAME" in spec and spec["NAME"].value else Path(source).stem
     if np.array_equal(order, np.arange(n)):
@@ -72,18 +72,6 @@ def _renumbered(metric: Metric, order: np.ndarray) -> Metric:
     coords = metric.coords[order] if metric.coords is not None else None
     matrix = metric.matrix[np.ix_(order, order)] if metric.matrix is not None else None
     return Metric(metric.rule, coords=coords, matrix=matrix)
-
-
-def _check_depot(sections: dict, source: str) -> None:
-    if "DEPOT_SECTION" not in sections:
-        return
-    section = sections["DEPOT_SECTION"]
-    values = section.values(source)
-    depots = values[: np.flatnonzero(values == -1)[0]] if (values == -1).any() else values
-    if depots.size != 1 or depots[0] != 1:
-        shown = " ".join(f"{v:g}" for v in depots[:5]) or "none"
-        raise InstanceFormatError(f"{source}: {section.where()}: the depot must be node 1 alone, "
-                                  f"got {shown}")
 
 
 def _layout(sections: dict, n: int, source: str) -> np.ndarray:
@@ -109,20 +97,16 @@ def _layout(sections: dict, n: int, source: str) -> np.ndarray:
         if pickup and delivery:
             raise InstanceFormatError(f"{where} is both a delivery (of {pickup:g}) and a pickup "
                                       f"(for {delivery:g})")
-        if pickup:  # a delivery: its pickup must name it back
-            partner = int(pickup)
-            back = table[partner - 1, 1]
-            if back != node:
-                raise InstanceFormatError(
-                    f"{where}: delivery without its pickup: node {partner} "
-                    + (f"delivers to {back:g}" if back else "is not a pickup"))
-        else:
-            partner = int(delivery)
-            back = table[partner - 1, 0]
-            if back != node:
-                raise InstanceFormatError(
-                    f"{where}: pickup without its delivery: node {partner} "
-                    + (f"is the delivery of {back:g}" if back else "is not a delivery"))
+        # the partner must name this node back: a delivery's pickup, a pickup's delivery
+        named, back_column, role, other, names_back, missing = (
+            (pickup, 1, "delivery", "pickup", "delivers to", "is not a pickup") if pickup else
+            (delivery, 0, "pickup", "delivery", "is the delivery of", "is not a delivery"))
+        partner = int(named)
+        back = table[partner - 1, back_column]
+        if back != node:
+            raise InstanceFormatError(
+                f"{where}: {role} without its {other}: node {partner} "
+                + (f"{names_back} {back:g}" if back else missing))
     pickups = np.flatnonzero(table[:, 1] > 0)
     deliveries = table[pickups, 1].astype(np.int64) - 1
     return np.concatenate([[0], pickups, deliveries])

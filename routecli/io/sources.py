@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from routecli.errors import InstanceFormatError, display_path
+from routecli.io.registry import registry
 
 SOURCES = {"TSPLIB": "http://comopt.ifi.uni-heidelberg.de/software/TSPLIB95/",
            "CVRPLIB": "http://vrp.galgos.inf.puc-rio.br"}
@@ -24,8 +25,6 @@ _TSPLIB = re.compile(r"[a-z]+[A-Z]?\d+")  # berlin52, kroA100, a280, usa13509
 def benchmark_set(path: str | Path) -> str | None:
     """``TSPLIB`` or ``CVRPLIB`` when ``path``'s name is one of theirs (a registry name, or
     the sets' naming pattern), else ``None``."""
-    from routecli.io.bks import registry
-
     name = Path(path).name
     suffix = next((s for s in SUFFIXES if name.endswith(s)), "")
     stem = name[: len(name) - len(suffix)]

@@ -100,6 +100,12 @@ def header_value(text: str, key: str) -> str:
     return ""
 
 
+def spec_type(spec: dict[str, Spec], default: str = "") -> str:
+    """The first word of a parsed file's ``TYPE``, upper case (``default`` without one)."""
+    words = spec["TYPE"].value.split() if "TYPE" in spec else []
+    return words[0].upper() if words else default
+
+
 def declared_type(text: str) -> str:
     """The first word of the file's ``TYPE``, upper case (``""`` without one)."""
     words = header_value(text, "TYPE").split()
@@ -258,25 +264,50 @@ def dimension(spec: dict[str, Spec], source: str) -> int:
     return n
 
 
-def check_values(values: np.ndarray, node_lines: np.ndarray, section: str, columns: tuple[str, ...],
-                 source: str, *, first_id: int = 1, nonnegative: bool = True) -> None:
-    """Every entry of ``values`` ``[n, len(columns)]`` (row = node) finite, within the magnitude
-    bound and, when ``nonnegative``, at least 0; the first offender names its line, column and
-    node (file ids start at ``first_id``)."""
+def first_row(mask: np.ndarray) -> int | None:
+    """The index of the first true entry of ``mask`` (the first offending row), if any."""
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
+def check_values(values: np.ndarray, row_lines: np.ndarray, section: str, columns: tuple[str, ...],
+                 source: str, *, first_id: int = 1, nonnegative: bool = True,
+                 positive: tuple[str, ...] = (), unit: str = "node") -> None:
+    """Every entry of ``values`` ``[n, len(columns)]`` (row = node, or item) finite, within the
+    magnitude bound, when ``nonnegative`` at least 0 and in the ``positive`` columns above 0;
+    the first offender names its line, column and row (file ids start at ``first_id``)."""
     bound = magnitude_bound(len(values))
     bad = ~np.isfinite(values) | (np.abs(values) > bound)
     if nonnegative:
         bad |= values < 0
+    for col, name in enumerate(columns):
+        if name in positive:
+            bad[:, col] |= values[:, col] <= 0
     if not bad.any():
         return
-    node, col = (int(k) for k in np.argwhere(bad)[0])
-    value, name = float(values[node, col]), columns[col]
-    where = f"{source}: line {node_lines[node]}: {section}: {name} of node {node + first_id} is {value:g}"
+    row, col = (int(k) for k in np.argwhere(bad)[0])
+    value, name = float(values[row, col]), columns[col]
+    where = f"{source}: line {row_lines[row]}: {section}: {name} of {unit} {row + first_id} is {value:g}"
     if not np.isfinite(value):
         raise InstanceFormatError(f"{where}; it must be a finite number")
+    if name in positive and value <= 0:
+        raise InstanceFormatError(f"{where}; {name} must be > 0")
     if nonnegative and value < 0:
         raise InstanceFormatError(f"{where}; {name} must be >= 0")
     raise InstanceFormatError(f"{where}; |{name}| must be <= {bound:g} {EXACT}")
+
+
+def check_single_depot(sections: dict[str, Section], source: str) -> None:
+    """One depot, node 1 (the default when DEPOT_SECTION is absent)."""
+    if "DEPOT_SECTION" not in sections:
+        return
+    section = sections["DEPOT_SECTION"]
+    values = section.values(source)
+    depots = values[: np.flatnonzero(values == -1)[0]] if (values == -1).any() else values
+    if depots.size != 1 or depots[0] != 1:
+        shown = " ".join(f"{v:g}" for v in depots[:5]) or "none"
+        raise InstanceFormatError(f"{source}: {section.where()}: only a single depot at node 1 is "
+                                  f"supported, got {shown}")
 
 
 def node_table(section: Section, n: int, columns: tuple[str, ...], source: str,

@@ -26,6 +26,7 @@ from routecli.io.text import (
     node_table,
     parse,
     read_text,
+    spec_type,
 )
 from routecli.problems import Metric, TSPInstance
 
@@ -201,7 +202,7 @@ def instance_metric(spec: dict[str, Spec], sections: dict[str, Section], n: int,
 def tsp_from_text(text: str, source: str, round_rule: str | None = None) -> TSPInstance:
     """A symmetric TSP from the text of a ``.tsp`` file; ``round_rule`` overrides its rule."""
     spec, sections = parse(text, source, SPEC_KEYS, SECTION_KEYS)
-    kind = spec["TYPE"].value.split()[0].upper() if "TYPE" in spec and spec["TYPE"].value else "TSP"
+    kind = spec_type(spec, "TSP")
     if kind != "TSP":
         raise InstanceFormatError(f"{source}: TYPE {excerpt(kind)} is not a symmetric TSP")
     n = dimension(spec, source)

@@ -28,10 +28,12 @@ from routecli.baselines.knapsack import greedy_selection
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
 from routecli.miloop import fused_greedy
-from routecli.miloop.model import MiLoop, native_bf16, resolve_precision, rollout
-from routecli.miloop.options import DECODES, ENGINES, Decode, Engine, PrecisionChoice
+from routecli.miloop.model import MiLoop, rollout
+from routecli.miloop.options import BF16_ON_CPU, DECODES, ENGINES, Decode, Engine
+from routecli.nn.device import native_bf16, resolve_precision
 from routecli.problems import CVRPInstance, KPInstance, PDTSPInstance, Routes, Selection, Tour, TSPInstance
 from routecli.problems.geometry import augment8
+from routecli.resources import PrecisionChoice
 from routecli.stop import Watch, stop_requested
 
 MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) per chunk
@@ -192,7 +194,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
     ends decoding, paced by :class:`DeadlinePace`; the best finished rollout wins (a first
     rollout that does not finish is completed by nearest neighbour).
     ``precision``: ``fp32``, ``bf16`` or ``auto`` (``bf16`` where the device multiplies
-    bfloat16 natively, :func:`routecli.miloop.model.resolve_precision`). The torch step under
+    bfloat16 natively, :func:`routecli.nn.device.resolve_precision`). The torch step under
     ``bf16`` runs in a bfloat16 autocast with the memory in bfloat16
     (:func:`routecli.miloop.model.rollout`); the fused engine multiplies in bfloat16 with float32
     accumulation, computes the rest in float32, and keeps float32 products on a CPU without
@@ -218,7 +220,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
     if engine == "fused" or (engine == "auto" and fusable
                              and batch["locs"].shape[1] >= FUSED_MIN_NODES):
         assert candidates is not None
-        bf16 = resolve_precision(precision) == "bf16" and native_bf16()
+        bf16 = resolve_precision(precision, "cpu", BF16_ON_CPU) == "bf16" and native_bf16()
         pace = DeadlinePace(None if watch is None else watch.deadline(), 1, watch is not None)
         return fused_decode(model, batch["locs"], candidates, progress, bf16, pace.over)
     problem = model.config.problem
@@ -227,7 +229,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
     locs = batch["locs"].float() if problem != "kp" else None
     size = batch["weights"] if locs is None else locs  # [B, N, ...]
     device = size.device
-    resolved = resolve_precision(precision, device)
+    resolved = resolve_precision(precision, device, BF16_ON_CPU)
     num, num_nodes = size.shape[:2]
     views = None if locs is None else augment8(locs) if augment else locs[None]  # [A, B, N, 2]
     first: Tensor | None  # [B, M] forced first decisions

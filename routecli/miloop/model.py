@@ -37,34 +37,12 @@ from torch.utils.checkpoint import checkpoint
 
 from routecli.envs import CVRPEnv, ItemObservation, KPEnv, Observation, PairObservation, PDTSPEnv, TSPEnv
 from routecli.envs.pdtsp import PICKUP
-from routecli.miloop.options import PRECISIONS, Precision
 from routecli.nn import AAFMBlock, aafm, pairwise_distance, role_linear, scale_distance_bias
+from routecli.nn.device import autocast
+from routecli.resources import PRECISIONS
 from routecli.train import checkpoint as ckpt
 
 PROGRESS_EVERY = 256  # rollout steps between progress callbacks
-
-
-def native_bf16(device: torch.device | str = "cpu") -> bool:
-    """Whether ``device`` multiplies bfloat16 matrices natively. A CPU without AVX-512 BF16 or
-    AMX emulates them: a bfloat16 training step measured 6.4x slower than float32 on an AVX2
-    EPYC (``benchmarks/results/miloop_throughput_avx2{,_bf16}.md``), where one with AVX-512
-    BF16 ran it ~4x faster than the old float32 path."""
-    if torch.device(device).type == "cuda":
-        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
-        return False
-
-
-def resolve_precision(precision: str, device: torch.device | str = "cpu") -> Precision:
-    """``auto`` -> ``bf16`` where :func:`native_bf16`, else ``fp32``; others unchanged."""
-    if precision == "auto":
-        return "bf16" if native_bf16(device) else "fp32"
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be auto or one of {', '.join(PRECISIONS)}, "
-                         f"not {precision!r}")
-    return precision
 
 
 def precision_dtype(precision: str) -> torch.dtype:
@@ -72,15 +50,6 @@ def precision_dtype(precision: str) -> torch.dtype:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     return torch.bfloat16 if precision == "bf16" else torch.float32
-
-
-def autocast(precision: str, device: torch.device | str) -> torch.autocast:
-    """Mixed precision for ``bf16``: matrix products in bfloat16, float32 master weights.
-    The weight casts are not cached: a rollout uses every weight once per step, and a cached
-    cast would sum the gradients of all steps in bfloat16."""
-    device_type = torch.device(device).type
-    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16",
-                          cache_enabled=False)
 
 
 @dataclass(frozen=True)
@@ -430,8 +399,7 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
             progress(t)
         if check is not None:
             check()
-    actions = env.tours() if isinstance(env, TSPEnv) else env.paths()
-    return Rollout(actions, log_prob, env.cost(), decisions)
+    return Rollout(env.paths(), log_prob, env.cost(), decisions)
 
 
 # ------------------------------------------------------------------------------------------

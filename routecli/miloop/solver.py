@@ -19,10 +19,10 @@ import torch
 from routecli.errors import OptionError
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import MiLoop, load_policy
-from routecli.miloop.options import DECODES, ENGINES, PRECISION_CHOICES, Decode, Engine, PrecisionChoice
+from routecli.miloop.options import DECODES, ENGINES, Decode, Engine
 from routecli.problems import CVRPInstance, Instance, KPInstance, PDTSPInstance, Solution, TSPInstance
 from routecli.problems.geometry import unit_square
-from routecli.resources import resolve_device
+from routecli.resources import PRECISION_CHOICES, PrecisionChoice, resolve_device
 from routecli.solvers import Effort, Progress, ProgressFn, apply_threads
 from routecli.stop import Criterion, Watch, time_limit_only
 from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
@@ -103,7 +103,7 @@ class MiLoopSolver:
     problems = ("tsp", "cvrp", "pdtsp", "kp")
 
     def __init__(self, settings: Settings):
-        self.settings = settings
+        self.settings = replace(settings, device=resolve_device(settings.device))
         self.models: dict[str, MiLoop] = {}
         self.digests: dict[str, str] = {}
         self.effort: Effort | None = None
@@ -157,4 +157,4 @@ class MiLoopSolver:
 
 def make(settings: Settings) -> MiLoopSolver:
     apply_threads(settings.threads)
-    return MiLoopSolver(replace(settings, device=resolve_device(settings.device)))
+    return MiLoopSolver(settings)

@@ -47,19 +47,28 @@ import torch
 
 from routecli import generate
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
+from routecli.errors import OptionError
 from routecli.miloop.labels import LabelPool, LabelStore, label_sequences, training_batch
 from routecli.miloop.model import (
     KIND,
     MiLoop,
     MiLoopConfig,
     load_policy,
-    resolve_precision,
     rollout,
     to_checkpoint,
 )
-from routecli.miloop.options import DISTRIBUTIONS, Distribution, Loss, PrecisionChoice
+from routecli.miloop.options import (
+    BF16_ON_CPU,
+    DEFAULT_CURRICULUM,
+    DISTRIBUTIONS,
+    MIXED_PROBLEMS,
+    Distribution,
+    Loss,
+)
 from routecli.nn import fused
-from routecli.problems import Routes, Selection, Tour
+from routecli.nn.device import resolve_precision
+from routecli.problems import Routes, Selection, Tour, gap
+from routecli.resources import PrecisionChoice, resolve_device
 from routecli.train import checkpoint, distributed, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
 from routecli.train.stopping import StopReason, TrainingStop
@@ -140,6 +149,35 @@ class Stage:
         return f"{size}:{self.steps}:{self.batch}:{self.rollouts}{tail}"
 
 
+def curriculum(problem: str, stages: str | None = None, *, size: int | None = None,
+               steps: int | None = None, batch: int | None = None,
+               rollouts: int | None = None) -> list[Stage]:
+    """The stages of a run: ``stages`` (:meth:`Stage.parse_list`), or one stage of ``size``,
+    ``steps``, ``batch`` and ``rollouts`` (all four, and not with ``stages``), else the
+    problem's :data:`~routecli.miloop.options.DEFAULT_CURRICULUM`."""
+    given = {"--size": size, "--steps": steps, "--batch": batch, "--rollouts": rollouts}
+    if any(v is not None for v in given.values()):
+        if stages is not None:
+            raise OptionError(f"{', '.join(k for k, v in given.items() if v is not None)} and "
+                              "--curriculum both describe the stages: pass one or the other")
+        if missing := [k for k, v in given.items() if v is None]:
+            raise OptionError(f"a one-stage curriculum needs --size, --steps, --batch and "
+                              f"--rollouts; missing {', '.join(missing)}")
+        stages = f"{size}:{steps}:{batch}:{rollouts}"
+    try:
+        return Stage.parse_list(stages or DEFAULT_CURRICULUM.get(problem, "0"))
+    except ValueError as err:
+        raise OptionError(f"--curriculum: {err}") from err
+
+
+def kp_capacities(text: str) -> tuple[float, ...]:
+    """``"10,25"`` -> the KP training capacities (checked by :class:`TrainConfig`)."""
+    try:
+        return tuple(float(c) for c in text.split(","))
+    except ValueError:
+        raise OptionError(f"--kp-capacity: expected positive numbers, got {text!r}") from None
+
+
 @dataclass
 class TrainConfig:
     problem: str = "tsp"
@@ -178,6 +216,24 @@ class TrainConfig:
     gated: bool = True
     memory: bool = True
     kp_capacities: tuple[float, ...] = (25.0,)  # KP training capacity, one per step in turn
+
+    def __post_init__(self) -> None:
+        """Refuse combinations no run can train (named by their command-line flags)."""
+        if self.problem not in DEFAULT_CURRICULUM:
+            raise OptionError(f"--problem: choose {', '.join(DEFAULT_CURRICULUM)}, not "
+                              f"{self.problem!r}")
+        if not self.kp_capacities or not all(c > 0 for c in self.kp_capacities):
+            raise OptionError(f"--kp-capacity: expected positive numbers, got "
+                              f"{self.kp_capacities}")
+        if self.distribution == "mixed" and self.problem not in MIXED_PROBLEMS:
+            raise OptionError(f"--distribution: mixed applies to {', '.join(MIXED_PROBLEMS)}")
+        if self.problem == "kp" and any(stage.supervised for stage in self.curriculum):
+            raise OptionError("--curriculum: supervised stages label routing problems (KP: use "
+                              ":imitation)")
+        if self.problem == "pdtsp" and any(size % 2 for stage in self.curriculum
+                                           for size in stage.sizes):
+            raise OptionError("--curriculum: PDTSP sizes count pickups and deliveries: they "
+                              "must be even")
 
     @property
     def total_steps(self) -> int:
@@ -271,7 +327,9 @@ class Trainer:
     """Owns model, optimizer and run folder; :meth:`run` trains until the curriculum ends."""
 
     def __init__(self, cfg: TrainConfig, resume: bool = False, progress: bool = True):
-        cfg = replace(cfg, precision=resolve_precision(cfg.precision, cfg.device))
+        device = resolve_device(cfg.device)
+        cfg = replace(cfg, device=device,
+                      precision=resolve_precision(cfg.precision, device, BF16_ON_CPU))
         if cfg.distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}")
         self.cfg = cfg
@@ -426,7 +484,7 @@ class Trainer:
         result = decode((model or self.model).eval(),
                         {k: v.to(self.cfg.device) for k, v in data.items()}, "greedy",
                         precision=self.cfg.precision)
-        gaps = 100.0 * (result.cost.cpu() - reference) / reference.abs()  # KP costs: -values
+        gaps = gap(result.cost.cpu(), reference)  # KP costs: -values
         return {"val_gap": float(gaps.mean()), "val_cost": float(result.cost.mean()),
                 "val_seconds": time.perf_counter() - started}
 

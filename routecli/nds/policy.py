@@ -51,7 +51,7 @@ from routecli.nds.options import PROBLEMS
 from routecli.pe.base import PositionalEncoding
 from routecli.pe.batch import RouteBatch
 from routecli.pe.encoder import PEEncoder
-from routecli.pe.registry import get_pe
+from routecli.pe.kinds import build_pe as kind_build_pe
 from routecli.train import checkpoint as ckpt
 
 DEFAULT_PE = {"cvrp": "ipe_inv_xpe", "vrptw": "ipe_xpe", "pcvrp": "ipe_xpe"}
@@ -95,10 +95,8 @@ class NDSConfig:
 
 def build_pe(config: NDSConfig) -> PositionalEncoding:
     """The configured PE at the width the encoder expects (rotary: the head width)."""
-    pe = get_pe(config.pe, config.pe_dim, num_heads=config.num_heads)
-    if pe.kind == "rotary":
-        pe = get_pe(config.pe, config.embed_dim // config.num_heads, num_heads=config.num_heads)
-    return pe
+    return kind_build_pe(config.pe, config.pe_dim, config.embed_dim // config.num_heads,
+                         config.num_heads)
 
 
 class NDSPolicy(nn.Module):

@@ -7,8 +7,9 @@ import numpy as np
 import torch
 
 from routecli.nds.features import node_features, removable, solution_batch
+from routecli.nds.options import BF16_ON_CPU
 from routecli.nds.policy import NDSPolicy, sample_latent, unit_distance
-from routecli.nn.device import gpu_autocast, to_host
+from routecli.nn.device import mixed_precision, to_host
 from routecli.problems.geometry import augment8
 from routecli.search.ruin import POLICY_STRINGS
 from routecli.search.state import SearchProblem, SearchState
@@ -31,13 +32,13 @@ class LearnedRemoval:
     kernel: int | None = None
     every: int | None = None
 
-    def __init__(self, model: NDSPolicy, augment: bool = True, bf16: bool = False):
+    def __init__(self, model: NDSPolicy, augment: bool = True, precision: str = "auto"):
         self.model = model.eval()
         self.augment = augment
-        # bf16 runs the encoder's matrix products on the CPU's bf16 units (AMX / AVX-512-BF16:
-        # several times the fp32 rate); the decoder stays fp32, its steps are small and
-        # bound by per-operation overhead, where bf16 measured slower
-        self.bf16 = bf16
+        # the encoder's arithmetic (bf16 runs its matrix products on the CPU's bf16 units, AMX
+        # / AVX-512-BF16: several times the fp32 rate); the decoder stays fp32, its steps are
+        # small and bound by per-operation overhead, where bf16 measured slower
+        self.precision = precision
         self.device = next(model.parameters()).device
         self._images: tuple[SearchProblem, np.ndarray, torch.Tensor] | None = None
         self._encoded: tuple[SearchProblem, bytes, torch.Tensor] | None = None
@@ -83,9 +84,7 @@ class LearnedRemoval:
         if cached is not None and cached[0] is problem and cached[1] == key:
             return cached[2]
         coords = self.images(problem)
-        precision = (gpu_autocast(self.device) if self.device.type != "cpu" else
-                     torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16))
-        with precision:
+        with mixed_precision(self.device, self.precision, BF16_ON_CPU):
             emb = self.model.encode(node_features(problem, state, coords, self.device),
                                     solution_batch(problem, state, coords, self.device)).float()
         self._encoded = (problem, key, emb)

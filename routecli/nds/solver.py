@@ -26,7 +26,7 @@ from routecli.nds.policy import default_pe, load_policy
 from routecli.nds.removal import HybridRemoval, LearnedRemoval
 from routecli.pe.registry import PE_REGISTRY, canonical_pe
 from routecli.problems import Instance, Routes
-from routecli.resources import resolve_device
+from routecli.resources import PRECISION_CHOICES, PrecisionChoice, resolve_device
 from routecli.search.asa import ASAConfig, ASAResult
 from routecli.search.ruin import RemovalPolicy, make_policy
 from routecli.search.solver import SearchSettings, SearchSolver
@@ -39,7 +39,7 @@ from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 class Settings(SearchSettings):
     """The PE paper's NDS search (Table 7) by default: 64 rollouts of 15 removals per
     iteration, read on the 8 symmetric images of the instance; ``rollouts``, ``remove``,
-    ``images`` and ``bf16`` shape the learned iterations of either variant."""
+    ``images`` and ``precision`` shape the learned iterations of either variant."""
 
     policy: Policy = "learned"  #: learned, or a non-neural control: random, strings
     rollouts: int = 64  #: removal proposals per iteration, spread over the images
@@ -52,7 +52,7 @@ class Settings(SearchSettings):
     variant: Variant = "paper"  #: paper: every iteration learned; hybrid: strings + learned
     every: int = 5000  #: hybrid: string iterations before each learned one
     string_remove: int = 10  #: hybrid: mean customers per string removal (sisr's default)
-    bf16: bool = False  #: the encoder in bf16 (the paper's method runs fp32)
+    precision: PrecisionChoice = "auto"  #: the encoder's arithmetic (auto: bf16 on a GPU only)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -60,6 +60,9 @@ class Settings(SearchSettings):
             raise OptionError(f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
         if self.every < 1 or self.string_remove < 1:
             raise OptionError("every and string_remove must be >= 1")
+        if self.precision not in PRECISION_CHOICES:
+            raise OptionError(f"--precision must be one of {', '.join(PRECISION_CHOICES)}, "
+                              f"got {self.precision!r}")
         if self.policy not in POLICIES:
             raise OptionError(f"--policy must be one of {', '.join(POLICIES)} for nds, "
                               f"got {self.policy!r}")
@@ -91,7 +94,7 @@ class NDSSolver:
     problems = ("cvrp", "vrptw", "pcvrp")
 
     def __init__(self, settings: Settings):
-        self.settings = settings
+        self.settings = replace(settings, device=resolve_device(settings.device))
         # the label says which removal ran: nds (learned) or nds-random / nds-strings
         self.name = "nds" if settings.policy == "learned" else f"nds-{settings.policy}"
         self._policies: dict[str, RemovalPolicy] = {}
@@ -120,7 +123,7 @@ class NDSSolver:
                 raise CheckpointError(f"{path} was trained with PE {model.config.pe!r}, "
                                       f"not {s.pe!r}")
             self.digests[problem] = tensor_digest(model.state_dict())
-            learned = LearnedRemoval(model, augment=s.images == 8, bf16=s.bf16)
+            learned = LearnedRemoval(model, augment=s.images == 8, precision=s.precision)
             policy = learned if s.variant == "paper" else \
                 HybridRemoval(learned, s.every, s.rollouts, s.remove)
         self._policies[problem] = policy
@@ -140,4 +143,4 @@ class NDSSolver:
 
 def make(settings: Settings) -> NDSSolver:
     apply_threads(settings.threads)
-    return NDSSolver(replace(settings, device=resolve_device(settings.device)))
+    return NDSSolver(settings)

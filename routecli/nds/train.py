@@ -46,7 +46,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +54,10 @@ import numpy as np
 import torch
 
 from routecli import generate
+from routecli.errors import OptionError
 from routecli.generate import batch_instances
 from routecli.nds.features import node_features, removable, solution_batch
-from routecli.nds.options import REWARDS, Problem, Reward
+from routecli.nds.options import BF16_ON_CPU, REWARDS, Problem, Reward
 from routecli.nds.policy import (
     KIND,
     NDSConfig,
@@ -69,10 +70,12 @@ from routecli.nds.policy import (
 )
 from routecli.nds.removal import LearnedRemoval
 from routecli.nn.device import generator as seeded_generator
-from routecli.nn.device import gpu_autocast, to_host
+from routecli.nn.device import mixed_precision, to_host
 from routecli.pe.batch import RouteBatch
+from routecli.pe.registry import PE_REGISTRY, canonical_pe
 from routecli.problems import CVRPInstance, PCVRPInstance, VRPTWInstance
 from routecli.problems.geometry import augment8
+from routecli.resources import resolve_device
 from routecli.search.asa import (
     ASAConfig,
     initial_solution,
@@ -143,8 +146,12 @@ class NDSTrainConfig:
     seed: int = 0
     embed_dim: int = 128
     num_layers: int = 2
-    device: str = "cpu"  # the policy's, resolved (cpu, cuda, cuda:N); the search engine
-    # always runs on the CPU
+    device: str = "cpu"  # the policy's (auto, cpu, cuda, cuda:N; resolved by the trainer); the
+    # search engine always runs on the CPU
+
+    def __post_init__(self) -> None:
+        if self.pe is not None and canonical_pe(self.pe) not in PE_REGISTRY:
+            raise OptionError(f"--pe: choose one of {', '.join(PE_REGISTRY)}, not {self.pe!r}")
 
     def model_config(self) -> NDSConfig:
         return NDSConfig(problem=self.problem, pe=self.pe or default_pe(self.problem),
@@ -296,6 +303,7 @@ class NDSTrainer:
             raise ValueError(f"NDS trains on {', '.join(GENERATORS)}, not {cfg.problem!r}")
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
+        cfg = replace(cfg, device=resolve_device(cfg.device))
         self.cfg = cfg
         self.rank, self.world = distributed.setup(cfg.device)
         self.quiet = quiet or self.rank != 0
@@ -374,7 +382,7 @@ class NDSTrainer:
         samples the policy's rollouts (on the policy's device)."""
         cfg = self.cfg
         device = cfg.device
-        autocast = gpu_autocast(device)
+        autocast = mixed_precision(device, bf16_on_cpu=BF16_ON_CPU)
         learn = t >= cfg.warmup
         feats, batch, allowed = ep.inputs(rng)
         allowed_counts = to_host(allowed.sum(1))  # [B]

@@ -15,6 +15,7 @@ from torch import nn
 
 from routecli.pe.base import PositionalEncoding, apply_rotary
 from routecli.pe.batch import RouteBatch
+from routecli.pe.kinds import KINDS, model_inputs, node_channels
 
 
 class PEAttention(nn.Module):
@@ -55,7 +56,8 @@ class PEBlock(nn.Module):
 
 
 class PEEncoder(nn.Module):
-    """``forward(x [B, S, F], batch) -> [B, S, E]`` with ``pe`` wired in by its kind.
+    """``forward(x [B, S, F], batch) -> [B, S, E]`` with ``pe`` wired in by its kind
+    (:mod:`routecli.pe.kinds`).
 
     A rotary ``pe`` must rotate the per-head width ``embed_dim // num_heads``; a bias ``pe``
     returns ``[B, num_heads | 1, S, S]``.
@@ -64,23 +66,20 @@ class PEEncoder(nn.Module):
     def __init__(self, in_dim: int, pe: PositionalEncoding, embed_dim: int = 128,
                  num_heads: int = 8, num_layers: int = 3, ff_dim: int = 512):
         super().__init__()
-        if pe.kind == "rotary" and pe.out_dim != embed_dim // num_heads:
-            raise ValueError(f"a rotary PE must rotate the head width {embed_dim // num_heads}, "
-                             f"got {pe.out_dim}")
+        if KINDS[pe.kind].width == "head" and pe.out_dim != embed_dim // num_heads:
+            raise ValueError(f"a {pe.kind} PE must act on the head width "
+                             f"{embed_dim // num_heads}, got {pe.out_dim}")
         self.pe = pe
-        node_pe = pe.out_dim if pe.kind == "node" else 0
-        self.project = nn.Sequential(nn.Linear(in_dim + node_pe, embed_dim), nn.ReLU(),
+        self.project = nn.Sequential(nn.Linear(in_dim + node_channels(pe), embed_dim), nn.ReLU(),
                                      nn.Linear(embed_dim, embed_dim))
         self.blocks = nn.ModuleList(PEBlock(embed_dim, num_heads, ff_dim) for _ in range(num_layers))
         self.norm = nn.LayerNorm(embed_dim)
 
     def forward(self, x: torch.Tensor, batch: RouteBatch) -> torch.Tensor:
-        encoding = self.pe(batch)
-        bias = encoding if self.pe.kind == "bias" else None  # [B, H|1, S, S]
-        angles = encoding if self.pe.kind == "rotary" else None  # [B, S, Dh/2]
-        if self.pe.kind == "node":
-            x = torch.cat([x, encoding], dim=-1)  # [B, S, F + D_pe]
+        inputs = model_inputs(self.pe, self.pe(batch))
+        if inputs.node is not None:
+            x = torch.cat([x, inputs.node], dim=-1)  # [B, S, F + D_pe]
         h = self.project(x)  # [B, S, E]
         for block in self.blocks:
-            h = block(h, batch.mask, bias, angles)
+            h = block(h, batch.mask, inputs.bias, inputs.angles)
         return self.norm(h) * batch.mask[..., None]

@@ -6,6 +6,8 @@ and ``validate(solution) -> list[str]`` (empty when feasible; each entry names o
 
 from __future__ import annotations
 
+from typing import Any, TypeVar, overload
+
 from routecli.problems.base import InfeasibleSolutionError, Routes, Selection, Tour
 from routecli.problems.cvrp import CVRPInstance
 from routecli.problems.kp import KPInstance
@@ -50,9 +52,18 @@ def check(instance: Instance, solution: Solution) -> None:
         raise InfeasibleSolutionError(problems)
 
 
-def gap(cost: float, reference: float, sense: str = "min") -> float:
-    """Percentage gap of ``cost`` to ``reference`` (positive = worse)."""
-    if reference == 0:
+Values = TypeVar("Values")  # a number, or a numpy array or torch tensor of them
+
+
+@overload
+def gap(cost: float, reference: float, sense: str = "min") -> float: ...
+@overload
+def gap(cost: Values, reference: Values | float, sense: str = "min") -> Values: ...
+def gap(cost: Any, reference: Any, sense: str = "min") -> Any:
+    """Percentage gap of ``cost`` to ``reference`` (positive = worse; ``sense`` "max" for a
+    value to maximise): of two numbers (a zero reference has none: nan), or elementwise of
+    arrays or tensors."""
+    if isinstance(reference, int | float) and reference == 0:
         return float("nan")
     sign = 1.0 if sense == "min" else -1.0
     return 100.0 * sign * (cost - reference) / abs(reference)

@@ -1,6 +1,8 @@
-"""The row of one solved instance, for ``routecli bench`` and the solver benchmarks.
+"""The record of one solved instance: the ``solve --json`` object and ``solve --csv`` row
+(:data:`SOLVE_FIELDS`, :func:`solve_record`), and the row of ``routecli bench`` and the solver
+benchmarks (:class:`ResultRow`).
 
-A row says what was solved (set, instance, file relative to the data root), by what (solver
+A bench row says what was solved (set, instance, file relative to the data root), by what (solver
 label, its settings as JSON, seed, time and iteration limits), what came out (cost, reference
 value, gap in percent, seconds, feasibility and the first violations) and where the number
 comes from (git commit, UTC date, the command line). :class:`ResultLog` is the
@@ -16,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from routecli.io.files import data_root
+from routecli.results import strict_json
 from routecli.results.provenance import Provenance
 from routecli.results.store import ResultStore
+from routecli.results.tables import write_table
 from routecli.solvers import SolveResult
 from routecli.stop import Criterion, describe
 
@@ -108,3 +112,50 @@ class ResultLog(ResultStore):
 
     def results(self) -> list[ResultRow]:
         return [ResultRow.from_csv(r) for r in self.rows]
+
+
+# The columns of ``solve --csv`` and the keys of each ``solve --json`` object, in order: what
+# was solved, how (model, seed, its settings, the weights' digest, the routecli version), and
+# what came out. Times: ``seconds`` is the instance's share of the command's wall clock
+# (start-up and reading for the first, then each instance from the end of the one before),
+# ``solve_seconds`` the solve (loading weights included), ``search_seconds`` the part
+# --time-limit bounds; ``work_*``, ``stopped_by`` and ``note`` say how much of its plan the
+# model ran (:class:`routecli.solvers.Effort`).
+SOLVE_FIELDS = ("instance", "file", "problem", "size", "model", "seed", "settings",
+                "checkpoint_sha256", "routecli_version", "objective", "cost", "bks",
+                "bks_source", "gap_pct", "seconds", "solve_seconds", "search_seconds",
+                "work_unit", "work_done", "work_planned", "stopped_by", "note", "feasible",
+                "violations", "solution_file")
+# What ``cost`` measures, per problem (routing problems not named: the route length).
+OBJECTIVES = {"kp": "value of the chosen items (maximised)",
+              "pcvrp": "length minus collected prizes"}
+
+
+def solve_record(path: Path, result: SolveResult, source: str, written: Path | None,
+                 seed: int, made: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """One instance's result with plain numbers (:data:`SOLVE_FIELDS`): the object ``--json``
+    prints; ``made`` the settings, weights digest and version, ``seconds`` the instance's share
+    of the command's wall clock."""
+    effort = result.effort
+    return {"instance": result.instance, "file": str(path), "problem": result.problem,
+            "size": result.size, "model": result.model, "seed": seed, **made,
+            "objective": OBJECTIVES.get(result.problem, "length"), "cost": result.cost,
+            "bks": result.bks, "bks_source": source or None, "gap_pct": result.gap,
+            "seconds": round(seconds, 4), "solve_seconds": round(result.seconds, 4),
+            "search_seconds": None if effort is None else round(effort.seconds, 4),
+            "work_unit": None if effort is None else effort.unit,
+            "work_done": None if effort is None else effort.done,
+            "work_planned": None if effort is None else effort.planned,
+            "stopped_by": None if effort is None else effort.stopped_by,
+            "note": None if effort is None else effort.note,
+            "feasible": result.feasible,
+            "violations": result.problems, "solution_file": None if written is None
+            else str(written)}
+
+
+def write_solve_csv(path: str | Path, records: list[dict[str, Any]]) -> None:
+    """``solve --csv``: one row per :func:`solve_record`, the settings as strict JSON and the
+    violations joined by ``; ``."""
+    write_table(path, SOLVE_FIELDS,
+                [{**record, "settings": strict_json.dumps(record["settings"], sort_keys=True),
+                  "violations": "; ".join(record["violations"])} for record in records])

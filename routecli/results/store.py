@@ -11,17 +11,18 @@ or file), each appended under an exclusive
 file lock and fsync-ed with the git commit, the UTC date and the command line
 (:class:`Provenance`). A rerun skips the keys already there, so a run killed at any point
 resumes without losing or repeating a row (a row torn by the kill is dropped). A file of an
-earlier layout that a store names (``legacy``) reads as it is and is rewritten in the store's
-columns, atomically, at its next row. Long work that several processes share (one per core)
+earlier layout (some columns the store has since gained missing, the key columns there) reads
+as it is and is rewritten in the store's columns, atomically, at its next row: a new result
+field is one column more in the code that writes it. Long work that several processes share (one per core)
 is divided with :func:`routecli.atomic.claim`, a lock the kernel releases when its holder
 dies, so a crashed run never leaves a stale claim: compare-pe's and the learning curves'
 (PE, seed) pairs; ``routecli bench`` gives its folder one writer with the same lock
 (:func:`routecli.atomic.sole_writer`).
 
-Not a store: compare-pe's per-instance ``costs.csv``, whose rows carry
-no provenance of their own (their ``rows.csv`` row has it) and are appended by key
-(PE, seed, instance) with :func:`routecli.atomic.append_csv_rows` (:func:`read_csv` reads
-it without a torn last line).
+compare-pe's per-instance ``costs.csv`` is a store without provenance columns
+(``provenance=False``): its rows are keyed by (PE, seed, instance) and their ``rows.csv`` row
+holds where they come from. A table written once, not row by row (``solve --csv``, a run's
+reference costs, an analysis table) is :mod:`routecli.results.tables`.
 """
 
 from __future__ import annotations
@@ -67,20 +68,24 @@ class ResultStore:
     run stored; :meth:`add` appends one row under a file lock, flushed and fsync-ed, so
     processes may share the file and a killed run resumes by skipping :meth:`done` keys.
 
-    ``legacy`` lists the headers of earlier layouts of the file (subsets of the columns, e.g.
-    before the provenance was recorded): such a file reads as it is, the absent columns empty,
-    and the first :meth:`add` rewrites it in the columns, atomically, saying so on stderr."""
+    A file of an earlier layout, whose header is some of the columns (all the key columns
+    among them), in any order (before the provenance or a newer field was recorded), reads as
+    it is, the absent columns empty, and the first :meth:`add` rewrites it in the columns,
+    atomically, saying so on stderr; any other header is refused.
+
+    ``provenance``: the :class:`Provenance` its rows record (default: this run's, taken at the
+    first row), or ``False`` for a file of ``columns`` alone whose rows another store's row
+    vouches for."""
 
     def __init__(self, path: str | Path, columns: Iterable[str], key: Iterable[str],
-                 provenance: Provenance | None = None, legacy: Iterable[Iterable[str]] = ()):
+                 provenance: Provenance | bool | None = None):
         self.path = Path(path)
-        self.columns = PROVENANCE + [c for c in dict.fromkeys(columns) if c not in PROVENANCE]
+        self.recorded = PROVENANCE if provenance is not False else []
+        self.columns = self.recorded + [c for c in dict.fromkeys(columns) if c not in PROVENANCE]
         self.key = list(key)
-        self.legacy = [list(header) for header in legacy]
-        named = [*self.key, *(c for header in self.legacy for c in header)]
-        if unknown := [c for c in named if c not in self.columns]:
-            raise ValueError(f"key or legacy columns {unknown} are not columns of {self.path}")
-        self.provenance = provenance
+        if unknown := [c for c in self.key if c not in self.columns]:
+            raise ValueError(f"key columns {unknown} are not columns of {self.path}")
+        self.provenance = provenance if isinstance(provenance, Provenance) else None
         self.rows: list[dict[str, str]] = []
         self.reload()
 
@@ -93,13 +98,13 @@ class ResultStore:
         """``rows`` read under ``header``, in the columns."""
         if header is None or header == self.columns:
             return rows
-        if header not in self.legacy:
+        if not (set(self.key) <= set(header) <= set(self.columns)) or len(set(header)) < len(header):
             raise ResultStoreError(f"{self.path} has the columns {','.join(header)}, "
                                    f"not {','.join(self.columns)}; write to a new file")
         return [{c: r.get(c, "") for c in self.columns} for r in rows]
 
     def _migrate(self, text: str) -> str:
-        """``text``, a file of a legacy layout, in the columns (for :meth:`add`)."""
+        """``text``, a file of an earlier layout, in the columns (for :meth:`add`)."""
         header, rows = _parse(self.path, text)
         buffer = io.StringIO(newline="")
         writer = csv.DictWriter(buffer, fieldnames=self.columns)
@@ -128,15 +133,25 @@ class ResultStore:
 
     def add(self, **values: Any) -> dict[str, str]:
         """Append one row (provenance filled in from this run unless given)."""
-        provenance = self.provenance = self.provenance or Provenance.current()
-        record = {**asdict(provenance), **values}
-        if missing := [c for c in self.columns if c not in record]:
-            raise ValueError(f"row for {self.path} lacks {missing}")
+        return self.add_rows([values])[0]
+
+    def add_rows(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
+        """Append rows under one lock and one fsync (provenance as :meth:`add`)."""
+        if self.recorded:
+            self.provenance = self.provenance or Provenance.current()
+            made = asdict(self.provenance)
+        else:
+            made = {}
+        records = [{**made, **values} for values in rows]
+        for record in records:
+            if missing := [c for c in self.columns if c not in record]:
+                raise ValueError(f"row for {self.path} lacks {missing}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        append_csv_rows(self.path, self.columns, [{c: record[c] for c in self.columns}],
-                        migrate=self._migrate if self.legacy else None)
-        stored = {c: text(record[c]) for c in self.columns}
-        self.rows.append(stored)
+        append_csv_rows(self.path, self.columns,
+                        [{c: record[c] for c in self.columns} for record in records],
+                        migrate=self._migrate)
+        stored = [{c: text(record[c]) for c in self.columns} for record in records]
+        self.rows.extend(stored)
         return stored
 
 

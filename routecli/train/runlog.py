@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from routecli.atomic import atomic_write_text
+from routecli.errors import OptionError
 
 
 def rewind(path: Path, step: int) -> int:
@@ -31,3 +32,15 @@ def rewind(path: Path, step: int) -> int:
     if len(kept) < len(lines):
         atomic_write_text(path, "".join(f"{line}\n" for line in kept))
     return len(lines) - len(kept)
+
+
+def check_run_folder(folder: Path, resume: bool) -> Path:
+    """``folder`` as a training run may use it: a fresh run may not start over another run's
+    ``last.pt`` without ``resume``, and ``resume`` needs that checkpoint."""
+    if (folder / "last.pt").exists() and not resume:
+        raise OptionError(f"{folder} holds a training run (last.pt); pass --resume to continue "
+                          "it, or --out for a new folder")
+    if resume and not (folder / "last.pt").is_file():
+        raise OptionError(f"--resume: {folder} holds no last.pt to continue; drop --resume to "
+                          "start a new run there")
+    return folder

@@ -11,6 +11,7 @@ def test_every_copied_list_matches_its_source():
     from routecli.analysis.data import PROBLEMS
     from routecli.analysis.pe_plots import PLOTS
     from routecli.bench.sets import NAMED_SETS
+    from routecli.experiments.pe.compare import TABLE4
     from routecli.generate import GENERATORS, KP_CAPACITIES
     from routecli.io import ROUND_CHOICES
     from routecli.pe import PE_REGISTRY
@@ -27,6 +28,7 @@ def test_every_copied_list_matches_its_source():
                                                                  entropy.DEFAULT_MIN_COUNT)
     assert tuple(PE_REGISTRY) == choices.PE_NAMES
     assert choices.PE_PLOTS == PLOTS
+    assert choices.COMPARE_PE_DEFAULT == TABLE4
     assert (choices.IPE_SCHEDULES, choices.IPE_AMPLITUDES) == (SCHEDULES, AMPLITUDES)
 
 

@@ -4,10 +4,9 @@ user reads the same entry in both helps, defaults included."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 
 from routecli.cli.app import main
-from routecli.cli.model_options import RunOptions
+from routecli.cli.model_options import model_option_flags
 
 
 def help_entries(capsys, command: str) -> dict[str, str]:
@@ -20,7 +19,7 @@ def help_entries(capsys, command: str) -> dict[str, str]:
 
 def test_solve_and_bench_show_every_run_option_alike(capsys):
     solve, bench = help_entries(capsys, "solve"), help_entries(capsys, "bench")
-    flags = ["--" + f.name.replace("_", "-") for f in fields(RunOptions)]
+    flags = model_option_flags()
     assert len(flags) >= 15
     for flag in flags:
         assert solve[flag] == bench[flag], flag

@@ -27,7 +27,7 @@ def test_every_node_once_and_cost_matches_instance():
     env = TSPEnv(locs, torch.tensor([0, 3, 5, 11]))
     counts = random_rollout(env, g)
     assert [int(c[0]) for c in counts] == list(range(11, 0, -1))  # |A_t| shrinks by one
-    tours = env.tours()
+    tours = env.paths()
     assert tours[:, 0].tolist() == [0, 3, 5, 11]
     for b in range(4):
         inst = TSPInstance("t", Metric("exact", coords=locs[b].double().numpy()))

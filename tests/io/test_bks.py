@@ -3,19 +3,10 @@ from routecli.io import (
     is_bks_source,
     read_instance,
     read_solution,
-    registry,
     write_solution,
     written_by_routecli,
 )
 from routecli.problems.fingerprint import fingerprint
-
-
-def test_registry_has_all_benchmark_values():
-    reg = registry()
-    assert len(reg) == 191
-    x101 = reg["X-n101-k25"]
-    assert (x101.set, x101.n, x101.rule, x101.value) == ("CVRPLIB-X", 100, "euc2d", 27591.0)
-    assert (reg["pla85900"].rule, reg["pla85900"].value) == ("ceil2d", 142382641.0)
 
 
 def test_priority_given_then_sibling_then_registry(data_dir, tmp_path):

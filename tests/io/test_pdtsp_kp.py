@@ -20,7 +20,7 @@ INVALID = {
     "pdtsp_odd_paired_nodes.vrp": "line 4: DIMENSION 6 leaves 5 nodes besides the depot, an odd "
                                   "number of paired nodes",
     "pdtsp_missing_pairs.vrp": "missing PICKUP_AND_DELIVERY_SECTION",
-    "kp_negative_weight.kp": "line 9: ITEM_SECTION: weight of item 3 is -0.6; weights must be > 0",
+    "kp_negative_weight.kp": "line 9: ITEM_SECTION: weight of item 3 is -0.6; weight must be > 0",
     "kp_capacity_zero.kp": "line 5: CAPACITY is 0; it must be > 0 and <= 1e+09 so costs, loads "
                            "and times stay exact in float64/int64",
     "kp_item_count_mismatch.kp": "line 6: ITEM_SECTION has 5 items, ITEMS says 6",

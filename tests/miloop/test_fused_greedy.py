@@ -113,7 +113,7 @@ def test_precision_choice_per_engine(monkeypatch, precision, native, fused_bf16,
     """auto resolves to bf16 where the CPU multiplies bfloat16 natively; the fused engine keeps
     float32 products where it does not, even when bf16 is asked for (emulated products are
     slower), while the torch step keeps an explicit bf16."""
-    for where in ("routecli.miloop.model.native_bf16", "routecli.miloop.decode.native_bf16"):
+    for where in ("routecli.nn.device.native_bf16", "routecli.miloop.decode.native_bf16"):
         monkeypatch.setattr(where, lambda device="cpu": native)
     seen: dict[str, object] = {}
     greedy_tour = fused_greedy.greedy_tour

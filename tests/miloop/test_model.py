@@ -140,16 +140,3 @@ def test_grad_from_replays_the_prefix_without_gradient_and_counts_the_suffix():
     assert not sums[7].requires_grad and torch.equal(sums[7], torch.zeros(2))
     suffix.log_prob.sum().backward()
     assert model.fuse_cand.weight.grad is not None
-
-
-def test_auto_precision_is_bf16_only_where_it_is_native(monkeypatch):
-    from routecli.miloop import model as miloop_model
-
-    monkeypatch.setattr(miloop_model, "native_bf16", lambda device="cpu": False)
-    assert miloop_model.resolve_precision("auto") == "fp32"  # emulated bf16 is slower
-    monkeypatch.setattr(miloop_model, "native_bf16", lambda device="cpu": True)
-    assert miloop_model.resolve_precision("auto") == "bf16"
-    assert miloop_model.resolve_precision("fp32") == "fp32"  # an explicit choice is kept
-    with pytest.raises(ValueError, match="auto or one of"):
-        miloop_model.resolve_precision("fp16")
-

@@ -164,7 +164,7 @@ def test_supervised_stage_trains_on_a_reused_label_store_of_mixed_sizes(tmp_path
 
 @pytest.mark.parametrize("native, chosen", [(False, "fp32"), (True, "bf16")])
 def test_auto_precision_follows_the_hardware(tmp_path, monkeypatch, native, chosen):
-    monkeypatch.setattr("routecli.miloop.model.native_bf16", lambda device="cpu": native)
+    monkeypatch.setattr("routecli.nn.device.native_bf16", lambda device="cpu": native)
     assert Trainer(tiny_config(tmp_path, precision="auto")).cfg.precision == chosen
     assert Trainer(tiny_config(tmp_path / "x", precision="fp32")).cfg.precision == "fp32"
 

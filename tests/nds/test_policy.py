@@ -262,7 +262,7 @@ def test_the_encoding_is_reused_only_while_the_solution_is_unchanged():
 def test_bf16_proposals_are_valid_removal_sets_from_nearly_the_same_encoding(problem):
     p, state = search_problem(problem, n=40, seed=3)
     model = small_policy(problem)
-    half, full = LearnedRemoval(model, bf16=True), LearnedRemoval(model)
+    half, full = LearnedRemoval(model, precision="bf16"), LearnedRemoval(model)
     out = half.propose(p, state, np.random.default_rng(0), k=7, rollouts=24)
     served = set(state.served().tolist())
     assert out.shape == (24, 7)

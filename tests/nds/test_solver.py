@@ -58,9 +58,9 @@ def test_the_paper_variant_is_the_published_search(tmp_path):
     nds = make_solver("nds", checkpoint=save(tmp_path))
     settings = nds.settings
     assert (settings.variant, settings.images, settings.rollouts, settings.remove,
-            settings.bf16) == ("paper", 8, 64, 15, False)
+            settings.precision) == ("paper", 8, 64, 15, "auto")
     policy = nds.policy("cvrp")
-    assert isinstance(policy, LearnedRemoval) and policy.augment and not policy.bf16
+    assert isinstance(policy, LearnedRemoval) and policy.augment and policy.precision == "auto"
     config = settings.asa_config(MaxIterations(5))
     assert (config.rollouts, config.remove) == (64, 15)
 
@@ -69,7 +69,7 @@ def test_the_paper_variant_is_the_published_search(tmp_path):
 def test_the_hybrid_returns_valid_solutions_and_runs_its_learned_iterations(tmp_path, problem):
     pe = "ipe_inv_xpe" if problem == "cvrp" else "ipe_xpe"
     nds = solver(checkpoint=save(tmp_path, problem, pe), variant="hybrid", every=20, images=1,
-                 bf16=True)
+                 precision="bf16")
     result = run(nds, instance(problem, 40), seed=2, stop=MaxIterations(2100))
     assert result.feasible, result.problems
     assert nds.last.iterations == 2100

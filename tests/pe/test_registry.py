@@ -2,29 +2,31 @@ import pytest
 import torch
 
 from routecli.pe import PE_REGISTRY, UnknownPEError, get_pe
+from routecli.pe.kinds import KINDS, build_pe, model_inputs, pair_scores, slot_vectors
 
 from .conftest import make_batch
 
 
 def build(name: str, dim: int = 16, heads: int = 4):
     torch.manual_seed(0)
-    return get_pe(name, 4 if name == "rope" else dim, num_heads=heads).eval()
+    return build_pe(name, dim, dim // heads, heads).eval()
 
 
 @pytest.mark.parametrize("name", list(PE_REGISTRY))
-def test_shapes_follow_the_kind(name, multi_route):
+def test_what_a_model_reads_has_the_shapes_of_its_input(name, multi_route):
     batch = multi_route[0]
     pe = build(name)
-    out = pe(batch)
-    b, s = batch.batch_size, batch.num_slots
     assert pe.kind == PE_REGISTRY[name].kind
-    if pe.kind == "node":
-        assert out.shape == (b, s, pe.out_dim)
-    elif pe.kind == "bias":
-        assert out.shape[0] == b and out.shape[1] in (1, 4) and out.shape[2:] == (s, s)
-    else:
-        assert out.shape == (b, s, pe.out_dim // 2)
-    assert torch.isfinite(out).all()
+    inputs = model_inputs(pe, pe(batch))
+    b, s = batch.batch_size, batch.num_slots
+    if inputs.node is not None:
+        assert inputs.node.shape == (b, s, pe.out_dim) and torch.isfinite(inputs.node).all()
+    if inputs.bias is not None:
+        assert inputs.bias.shape[0] == b and inputs.bias.shape[1] in (1, 4)
+        assert inputs.bias.shape[2:] == (s, s) and torch.isfinite(inputs.bias).all()
+    if inputs.angles is not None:
+        assert inputs.angles.shape == (b, s, pe.out_dim // 2)
+        assert torch.isfinite(inputs.angles).all()
 
 
 @pytest.mark.parametrize("name", list(PE_REGISTRY))
@@ -34,11 +36,13 @@ def test_padding_never_leaks_into_real_nodes(name):
     assert torch.equal(alone.demand[0], padded.demand[0, :10])
     pe = build(name)
     a, p = pe(alone), pe(padded)
+    pairwise = slot_vectors(pe, p) is None
     if name == "lap":  # eigenvectors have no canonical sign: compare node-to-node distances
         assert torch.allclose(torch.cdist(a[0], a[0]), torch.cdist(p[0, :10], p[0, :10]),
                               atol=1e-5)
         assert (p[0, 10:] == 0).all()
-    elif pe.kind == "bias":
+    elif pairwise:
+        a, p = pair_scores(pe, a), pair_scores(pe, p)
         assert torch.allclose(a[0], p[0, :, :10, :10], atol=1e-5)
         assert (p[0, :, 10:] == 0).all() and (p[0, :, :, 10:] == 0).all()
     else:
@@ -67,4 +71,4 @@ def test_registry_covers_every_method_of_the_paper():
     for method in ("NoPE", "APE", "SIN", "RoPE", "RPE", "ALiBi", "Laplacian PE", "RWSE", "SPD",
                    "DACT CPE", "CycleFormer PE", "IPE", "XPE", "IPE+XPE"):
         assert method in titles
-    assert {s.kind for s in PE_REGISTRY.values()} == {"node", "bias", "rotary"}
+    assert {s.kind for s in PE_REGISTRY.values()} <= set(KINDS)

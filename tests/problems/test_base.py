@@ -29,6 +29,14 @@ def test_check_permutation_summarises_many_missing():
 def test_gap_sign_follows_the_objective_sense():
     assert gap(110, 100) == 10
     assert gap(90, 100, sense="max") == 10
+    assert np.isnan(gap(5, 0))
+
+
+def test_gap_is_elementwise_on_arrays_and_tensors():
+    import torch
+
+    np.testing.assert_allclose(gap(np.array([110.0, 95.0]), np.array([100.0, 100.0])), [10, -5])
+    torch.testing.assert_close(gap(torch.tensor([-9.0]), torch.tensor([-10.0])), torch.tensor([10.0]))
 
 
 def test_cost_takes_the_solution_type_of_the_problem():

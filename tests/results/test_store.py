@@ -28,8 +28,7 @@ def test_a_file_of_an_earlier_layout_reads_as_it_is_and_is_migrated_at_its_next_
         tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("what,cost,commit\r\nhgs,1.5,abc\r\n")
-    store = ResultStore(path, ["what", "cost"], key=["what"], legacy=[["what", "cost", "commit"]],
-                        provenance=Provenance("def", "d", "c"))
+    store = ResultStore(path, ["what", "cost"], key=["what"], provenance=Provenance("def", "d", "c"))
     assert store.rows == [{"commit": "abc", "date": "", "command": "", "what": "hgs",
                            "cost": "1.5"}]
     assert path.read_bytes() == b"what,cost,commit\r\nhgs,1.5,abc\r\n"  # reading writes nothing
@@ -38,8 +37,12 @@ def test_a_file_of_an_earlier_layout_reads_as_it_is_and_is_migrated_at_its_next_
     assert path.read_text().splitlines() == ["commit,date,command,what,cost", "abc,,,hgs,1.5",
                                              "def,d,c,ortools,2.5"]
     assert ResultStore(path, ["what", "cost"], key=["what"]).rows == store.rows
-    with pytest.raises(ResultStoreError, match="has the columns"):
-        ResultStore(path, ["what", "cost", "seed"], key=["what"], legacy=[["what", "cost"]])
+    grown = ResultStore(path, ["what", "cost", "seed"], key=["what"])  # a new result field
+    assert [r["seed"] for r in grown.rows] == ["", ""]
+    with pytest.raises(ResultStoreError, match="has the columns"):  # a key column missing
+        ResultStore(path, ["what", "cost", "seed"], key=["what", "seed"])
+    with pytest.raises(ResultStoreError, match="has the columns"):  # a column it never had
+        ResultStore(path, ["what"], key=["what"])
 
 
 def test_the_commit_is_dirty_for_a_code_change_not_for_results_or_prose(tmp_path):
@@ -69,3 +72,16 @@ def test_rows_name_the_commit_the_process_started_from_not_a_later_one(monkeypat
 
     monkeypatch.setattr(provenance, "git_commit", lambda cwd=None: "a-later-commit")
     assert Provenance.current().commit == provenance.STARTED_FROM != "a-later-commit"
+
+
+def test_a_store_without_provenance_holds_its_columns_alone_and_appends_many_rows_at_once(
+        tmp_path):
+    path = tmp_path / "costs.csv"
+    store = ResultStore(path, ["pe", "seed", "instance", "cost"], ["pe", "seed", "instance"],
+                        provenance=False)
+    store.add_rows([{"pe": "ipe", "seed": 0, "instance": k, "cost": 1.5 + k} for k in range(3)])
+    assert path.read_text().splitlines()[0] == "pe,seed,instance,cost"
+    again = ResultStore(path, ["pe", "seed", "instance", "cost"], ["pe", "seed", "instance"],
+                        provenance=False)
+    assert again.done(pe="ipe", seed=0, instance=2) and len(again.rows) == 3
+

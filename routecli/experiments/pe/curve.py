@@ -38,8 +38,6 @@ from routecli.train import checkpoint as ckpt
 VALIDATION_SEED = 2_000_003  # not the comparison's test seed (Protocol.test_seed)
 CURVE_FIELDS = ["pe", "seed", "epoch", "instances", "train_cpu_s", "val_obj", "val_gap_pct",
                 "eval_seconds"]
-# curve.csv before it was a ResultStore: the commit last, no date or command
-CURVE_FIELDS_V1 = [*CURVE_FIELDS, "commit"]
 
 
 def ppo_schedule(protocol: Protocol) -> PPOConfig:
@@ -62,10 +60,9 @@ def state_path(out: Path, pe: str, seed: int) -> Path:
 
 def curve_store(out: Path) -> ResultStore:
     """``out/curve.csv``: one row per evaluation of a (PE, seed), keyed by (PE, seed, epoch).
-    A file of the first layout (``CURVE_FIELDS_V1``) reads as it is and is rewritten in the
-    store's columns (date and command empty) at its next row."""
-    return ResultStore(out / "curve.csv", CURVE_FIELDS, ["pe", "seed", "epoch"],
-                       legacy=[CURVE_FIELDS_V1])
+    A file of the first layout (the commit last, no date or command) reads as it is and is
+    rewritten in the store's columns at its next row."""
+    return ResultStore(out / "curve.csv", CURVE_FIELDS, ["pe", "seed", "epoch"])
 
 
 def read_curve(out: Path) -> list[dict[str, str]]:

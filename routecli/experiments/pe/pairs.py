@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from routecli.atomic import append_csv_rows, atomic_write_text, claim
+from routecli.atomic import atomic_write_text, claim
 from routecli.baselines.reference import reference_solutions
 from routecli.errors import OptionError
 from routecli.experiments.pe.protocol import (
@@ -47,8 +47,8 @@ from routecli.generate import batch_instances, load_batch, save_batch
 from routecli.improve.imitation import ImitationConfig, train_imitation
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
-from routecli.problems import cost
-from routecli.results import ResultStore, read_csv
+from routecli.problems import cost, gap
+from routecli.results import ResultStore, read_csv, write_table
 
 ROW_FIELDS = ["pe", "seed", "obj", "gap_pct", "train_seconds", "eval_seconds", "parameters"]
 COST_FIELDS = ["pe", "seed", "instance", "cost"]
@@ -72,7 +72,13 @@ def row_store(path: Path) -> ResultStore:
     """``rows.csv`` or ``untrained.csv``: one row per (PE, seed), with its provenance. A file
     written before the provenance was recorded (``ROW_FIELDS`` alone) reads as it is and is
     rewritten with the provenance columns (empty) at its next row."""
-    return ResultStore(path, ROW_FIELDS, ["pe", "seed"], legacy=[ROW_FIELDS])
+    return ResultStore(path, ROW_FIELDS, ["pe", "seed"])
+
+
+def cost_store(out: Path) -> ResultStore:
+    """``costs.csv``: the cost of every test instance per (PE, seed), without provenance of its
+    own (the pair's ``rows.csv`` row has it)."""
+    return ResultStore(out / "costs.csv", COST_FIELDS, COST_FIELDS[:3], provenance=False)
 
 
 def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict, np.ndarray]:
@@ -101,8 +107,8 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
         instances = batch_instances(protocol.problem, test)
         solutions = reference_solutions(instances, progress=progress)
         reference = np.array([cost(i, s) for i, s in zip(instances, solutions, strict=True)])
-        text = "instance,cost\n" + "".join(f"{k},{float(c)!r}\n" for k, c in enumerate(reference))
-        atomic_write_text(ref_path, text)
+        write_table(ref_path, ["instance", "cost"],
+                    [{"instance": k, "cost": repr(float(c))} for k, c in enumerate(reference)])
     return test, reference
 
 
@@ -116,7 +122,7 @@ def evaluate_row(protocol: Protocol, model: Model, pe: str, seed: int, test: dic
                        seed=protocol.test_seed, augment=protocol.augment, device=device)
     costs = to_host(best).astype(np.float64)
     row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
-           "gap_pct": float((100.0 * (costs - reference) / reference).mean()),
+           "gap_pct": float(gap(costs, reference).mean()),
            "train_seconds": round(train_seconds, 1),
            "eval_seconds": round(time.perf_counter() - started, 1),
            "parameters": sum(p.numel() for p in model.parameters())}
@@ -189,12 +195,10 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path
         atomic_write_text(model_path.with_suffix(".json"),
                           json.dumps({**meta, "history": history}, indent=1))
     costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds, device)
-    costs_path = out / "costs.csv"
-    stored = {r["instance"] for r in read_csv(costs_path)
-              if (r["pe"], r["seed"]) == (pe, str(seed))}
-    append_csv_rows(costs_path, COST_FIELDS,
-                    [{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
-                     for k, c in enumerate(costs) if str(k) not in stored])
+    store = cost_store(out)
+    stored = {r["instance"] for r in store.rows if (r["pe"], r["seed"]) == (pe, str(seed))}
+    store.add_rows([{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
+                    for k, c in enumerate(costs) if str(k) not in stored])
     row_store(out / "rows.csv").add(**row)
     log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
         f"(train {train_seconds:.0f} s, eval {row['eval_seconds']:.0f} s)")

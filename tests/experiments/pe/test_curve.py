@@ -127,7 +127,7 @@ def test_the_committed_curve_of_the_first_layout_reports_as_before_and_resumes_i
     out.mkdir()
     shutil.copy(COMMITTED / "curve.csv", out / "curve.csv")
     original = (out / "curve.csv").read_bytes()
-    assert original.split(b"\r\n")[0].decode().split(",") == curve.CURVE_FIELDS_V1
+    assert original.split(b"\r\n")[0].decode().split(",") == [*curve.CURVE_FIELDS, "commit"]
     committed = REPORT.read_text().split("\nRows: ")[0]
     title = committed.splitlines()[0].removeprefix("# ")
     assert curve.curve_markdown(out, title) == committed  # the report, read as it is

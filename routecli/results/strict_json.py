@@ -23,3 +23,12 @@ def finite_or_null(value: Any) -> Any:
 def dumps(value: Any, sort_keys: bool = False) -> str:
     """One line of strict JSON."""
     return json.dumps(finite_or_null(value), allow_nan=False, sort_keys=sort_keys)
+
+
+def plain_number(value: Any) -> Any:
+    """A numpy number as the Python number ``json`` writes (its ``default``)."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
