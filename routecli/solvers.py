@@ -168,7 +168,7 @@ def make_settings(name: str, options: Mapping[str, Any] | None = None, *,
 
     From a command: ``options`` are its model options by setting name, None or False when not
     given; a given one the model does not take is refused, named as its flag, with the flags
-    of the model's own options. ``resources`` (threads, device) apply to every model: one
+    of every command-line option the model declares. ``resources`` (threads, device) apply to every model: one
     whose settings lack them does not use them. From library code: settings ``values``
     (``rollouts=32``)."""
     cls = settings_type(name)
@@ -186,7 +186,8 @@ def make_settings(name: str, options: Mapping[str, Any] | None = None, *,
         if value is None or value is False:
             continue
         if key not in known:
-            takes = [_flag(k) for k in (options or {}) if k in known]
+            takes = [_flag(setting) for setting, offers in cli_options().items()
+                     if any(model == name for model, _ in offers)]
             raise OptionError(f"{_flag(key)} does not apply to model {name!r} (its own "
                               f"options: {', '.join(takes) or 'none'})")
         chosen[key] = value

@@ -42,11 +42,16 @@ def test_an_option_the_model_does_not_take_is_refused_by_its_flag_name():
         make_settings("sisr", {**COMMAND_OPTIONS, "augment": True})
 
 
-def test_a_refusal_lists_only_the_options_the_command_has():
-    # sisr's settings also hold rollouts, remove, t_start...: not options of the command
+def test_a_refusal_lists_every_option_the_model_has_on_the_command_line():
+    # sisr's settings also hold rollouts, remove, t_start...: not options of the command;
+    # the list is the model's, whichever options this command call happened to pass
     with pytest.raises(OptionError) as err:
         make_settings("sisr", {**COMMAND_OPTIONS, "decode": "greedy"})
-    assert str(err.value).endswith("(its own options: --polish)")
+    assert str(err.value).endswith("(its own options: --policy, --polish)")
+    with pytest.raises(OptionError) as err:
+        make_settings("miloop", {"policy": "strings", "augment": False})
+    assert str(err.value).endswith("(its own options: --decode, --starts, --augment, "
+                                   "--checkpoint, --candidates, --precision)")
     with pytest.raises(OptionError, match=r"its own options: none\)$"):
         make_settings("hgs", {**COMMAND_OPTIONS, "starts": 5})
 

@@ -169,6 +169,8 @@ def provenance(solver: Solver, settings: Any, problem: str) -> dict[str, Any]:
 
     digest = getattr(solver, "checkpoint_digest", lambda _: None)(problem)
     shown = asdict(settings) if is_dataclass(settings) and not isinstance(settings, type) else {}
+    for name in getattr(settings, "unused", tuple)():  # e.g. greedy decoding's starts
+        shown.pop(name, None)
     return {"settings": shown,
             "checkpoint_sha256": digest, "routecli_version": __version__}
 

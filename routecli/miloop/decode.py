@@ -284,7 +284,7 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
                              else None)
         except DeadlinePassed:
             if lo == 0:  # no rollout finished: complete the chunk's first
-                prefix = (env.tours() if isinstance(env, TSPEnv) else env.paths())[0]
+                prefix = env.paths()[0]
                 path = finish_nearest(problem, batch, prefix)
                 completed = (len(path) - int((prefix < num_nodes).sum()) if problem == "kp"
                              else int((path != 0).sum() - (prefix != 0).sum())

@@ -50,6 +50,11 @@ class Settings:
     engine: Engine = "auto"  #: decoding step: auto | torch | fused (routecli.miloop.decode)
     precision: PrecisionChoice = "fp32"  #: fp32 | bf16 | auto (routecli.miloop.decode)
 
+    def unused(self) -> tuple[str, ...]:
+        """Settings that do not shape this decode (results leave them out): greedy has no
+        starts."""
+        return ("starts",) if self.decode == "greedy" else ()
+
     def __post_init__(self) -> None:
         if self.decode not in DECODES:
             raise OptionError(f"--decode must be one of {', '.join(DECODES)}, got {self.decode!r}")

@@ -321,3 +321,12 @@ def test_the_mean_row_shows_the_mean_time():
     console.print(summary_table(rows))
     mean_line = next(line for line in console.export_text().splitlines() if "mean" in line)
     assert "2.00" in mean_line and "1.00" in mean_line and "4.00" not in mean_line
+
+
+def test_greedy_results_record_no_starts(data_dir, capsys):
+    for decode, shown in (("greedy", False), ("multistart", True)):
+        assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--decode", decode,
+                     "--starts", "3", "--threads", "1", "--json"]) == 0
+        row = json.loads(capsys.readouterr().out)
+        assert ("starts" in row["settings"]) == shown
+        assert row["work_unit"] == "rollouts" and row["stopped_by"] == "finished"
