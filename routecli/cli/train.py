@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
 
 RUN_FILES = "last.pt, best.pt, log.jsonl"
+RUN_FILES_WHEN = ("log.jsonl as it goes, last.pt at each checkpoint and at the end, best.pt "
+                  "after each better validation")
 
 
 def _time_limit(value: float | None) -> float | None:
@@ -37,7 +39,7 @@ def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool)
     from routecli.train.runlog import check_run_folder
 
     folder = check_run_folder(Path(out or run_dir or default), resume)
-    console.print(f"{'resuming' if resume else 'writing'} {folder}/ ({RUN_FILES})",
+    console.print(f"{'resuming' if resume else 'training'} in {folder}/: {RUN_FILES_WHEN}",
                   markup=False)
     return folder
 
@@ -103,7 +105,8 @@ def train(
     gated: Annotated[bool, typer.Option(help="Gated memory update (Eq. 6-7).")] = True,
     memory: Annotated[bool, typer.Option(help="Carry memory across steps.")] = True,
     val_size: Annotated[int | None, typer.Option(
-        metavar="N", help="Validation instance size (default 100; KP 200 items).")] = None,
+        metavar="N", help="Validation instance size (default: the size of the last "
+        "curriculum stage, the one training ends on).")] = None,
     kp_capacity: Annotated[str, typer.Option(
         metavar="C[,C...]", help="KP training capacities, used in turn step by step "
         "(validation cycles through 10, 25, 50, 100).")] = "25",
@@ -164,7 +167,7 @@ def train(
                       warmup_steps=warmup_steps,
                       seed=seed, init=init, val_instances=val_instances,
                       kp_capacities=kp_capacities(kp_capacity),
-                      val_size=val_size or (200 if problem == "kp" else 100),
+                      val_size=val_size or stages[-1].size,
                       val_every=val_every, val_time_limit=val_time_limit,
                       label_time_limit=label_time_limit, labels=labels,
                       label_instances=label_instances, label_jobs=label_jobs,

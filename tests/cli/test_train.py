@@ -59,7 +59,7 @@ def test_train_without_out_says_where_it_writes_shows_steps_and_keeps_old_runs(
             "--log-every", "1"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "writing runs/miloop-tsp/ (last.pt, best.pt, log.jsonl)" in out
+    assert "training in runs/miloop-tsp/: log.jsonl as it goes, last.pt at each checkpoint" in out
     assert "step 1 " in out and "step 2 " in out
     assert main(argv) == 2  # a fresh run may not overwrite the run it finds
     err = capsys.readouterr().err.strip()
@@ -136,3 +136,27 @@ def test_an_interrupted_run_exits_with_the_code_of_its_signal(tmp_path, capsys):
         with pytest.raises(typer.Exit) as stopped:
             report_stop(StopReason.INTERRUPTED, tmp_path, 3)
         assert stopped.value.exit_code == code
+
+
+def test_validation_defaults_to_the_size_training_ends_on(tmp_path, monkeypatch):
+    import routecli.miloop.train as train_module
+
+    seen = []
+
+    class Recorder:
+        step = 0
+
+        def __init__(self, cfg, resume=False):
+            seen.append(cfg)
+
+        def run(self, time_limit=None):
+            return None
+
+    monkeypatch.setattr(train_module, "Trainer", Recorder)
+    base = ["train", "--problem", "tsp", "--threads", "1"]
+    assert main([*base, "--size", "20", "--steps", "1", "--batch", "2", "--rollouts", "2",
+                 "--out", str(tmp_path / "a")]) == 0
+    assert main([*base, "--curriculum", "10:1:2:2,30:1:2:2", "--out", str(tmp_path / "b")]) == 0
+    assert main([*base, "--size", "20", "--steps", "1", "--batch", "2", "--rollouts", "2",
+                 "--val-size", "50", "--out", str(tmp_path / "c")]) == 0
+    assert [cfg.val_size for cfg in seen] == [20, 30, 50]
