@@ -26,6 +26,7 @@ from routecli.cli import (
     analyze_shift,
     bench,
     compare_pe,
+    data,
     generate,
     info,
     plot,
@@ -58,6 +59,7 @@ app.add_typer(analyze.app, name="analyze")
 app.command("probe")(probe.probe)
 plot.app.command("solution")(plot_solution.solution)
 app.add_typer(plot.app, name="plot")
+app.add_typer(data.app, name="data")
 
 
 @app.callback(invoke_without_command=True)

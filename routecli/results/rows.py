@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from routecli.io.files import data_root
+from routecli.io.datasets import data_root
 from routecli.results import strict_json
 from routecli.results.provenance import Provenance
 from routecli.results.store import ResultStore
@@ -27,8 +27,8 @@ from routecli.stop import Criterion, describe
 
 
 def portable_path(path: str | Path) -> str:
-    """``path`` relative to the benchmark data root (``../shared/benchdata`` by the rule of
-    :func:`routecli.io.files.data_root`) or to the working folder when inside either; results
+    """``path`` relative to the benchmark data folder (:func:`routecli.io.datasets.data_root`)
+    or to the working folder when inside either; results
     never record a machine's absolute paths for those files."""
     resolved = Path(path).resolve()
     for base in (data_root(), Path.cwd()):
