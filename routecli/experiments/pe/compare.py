@@ -12,7 +12,7 @@ from routecli.errors import OptionError
 from routecli.experiments.pe.claims import report as report_claims
 from routecli.experiments.pe.pairs import finished, run, slug
 from routecli.experiments.pe.paper import expand_pes
-from routecli.experiments.pe.protocol import make_protocol
+from routecli.experiments.pe.protocol import PLUMBING_CHECK, make_protocol, plumbing_check
 from routecli.experiments.pe.summary import report
 from routecli.resources import resolve_device
 
@@ -49,6 +49,8 @@ def compare(problem: str, size: int, pe: str = TABLE4, runs: int = 3, budget: st
     if runs < 1:
         raise OptionError(f"--runs must be >= 1, got {runs}")
     folder = out or default_folder(problem, size, backbone, budget)
+    if plumbing_check(budget):
+        log(f"note: {PLUMBING_CHECK}")
     if not summary_only:
         run(protocol, pes, list(range(runs)), folder, log=log, device=resolve_device(device))
     if not (folder / "rows.csv").is_file():

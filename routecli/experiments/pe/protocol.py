@@ -127,6 +127,15 @@ def make_protocol(problem: str, size: int, backbone: str, budget: str, test_size
                     augment=augment)
 
 
+PLUMBING_CHECK = ("--budget smoke is a plumbing check: it shows that every step runs, and "
+                  "trains too little for its numbers to compare encodings")
+
+
+def plumbing_check(budget: str) -> bool:
+    """Whether ``budget`` is ``smoke``, whose results say nothing about the encodings."""
+    return budget.split(":")[0].strip() == "smoke"
+
+
 def versus_pe(protocol: Protocol) -> str:
     """The PE every other one is compared with: the problem's IPE+XPE (N2S: HA-N2S's)."""
     return ours(protocol.problem)[1] if protocol.backbone == "dact" else "ipe_xpe"
