@@ -33,7 +33,8 @@ def path(data_root: Path | None = typer.Option(None, "--data-root", metavar="FOL
     """Print the data folder in use and how it was chosen."""
     import os
 
-    from routecli.io.datasets import DATA_ROOT_ENV, data_root as root_of, user_data_folder
+    from routecli.io.datasets import DATA_ROOT_ENV, user_data_folder
+    from routecli.io.datasets import data_root as root_of
 
     root = root_of(data_root)
     if data_root is not None:
@@ -62,7 +63,9 @@ def check(
     published one. Exit 0 when every set asked for is complete, 1 when not."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from routecli.io.datasets import DATASETS, check as check_sets, data_root as root_of
+    from routecli.io.datasets import DATASETS
+    from routecli.io.datasets import check as check_sets
+    from routecli.io.datasets import data_root as root_of
 
     chosen = _sets(sets)
     root = root_of(data_root)
