@@ -34,6 +34,10 @@ from routecli.solvers import Effort, Progress, ProgressFn
 from routecli.stop import Criterion, Watch, search_budget
 
 EXACT_SCALE = 10_000
+# Above this many nodes the search starts from nearest neighbour: PyVRP's own start, a local
+# search of a random solution to its end, runs before the stopping criterion is first asked
+# (over 12 minutes at 10,000 nodes, benchmarks/results/time_limit.md).
+NEAREST_START_NODES = 2_000
 _UNLIMITED = np.iinfo(np.int64).max
 
 
@@ -208,13 +212,27 @@ def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
     params = pyvrp.SolveParams(ils=pyvrp.IteratedLocalSearchParams(callbacks=_Latest(watch))) \
         if early else pyvrp.SolveParams()
     result = pyvrp.solve(data, watch, seed=seed, collect_stats=False, display=False,
-                         params=params)
+                         params=params, initial_solution=nearest_start(instance, data))
     return Run(_solution(instance, data, result.best), watch.calls - 1, watch.improved_at,
                watch.timed_out,
                [_solution(instance, data, result.best if best is None else best)
                 for best in watch.early_best],
                [watch.calls - 1 if at is None else at for at in watch.early_at],
                watch.watch.elapsed, watch.watch.stopped_by())
+
+
+def nearest_start(instance: Instance, data: pyvrp.ProblemData) -> pyvrp.Solution | None:
+    """The nearest-neighbour solution as PyVRP's start on instances above
+    :data:`NEAREST_START_NODES` nodes (not PDTSP, whose shipments PyVRP places itself); None
+    (PyVRP's own start) otherwise."""
+    from routecli.baselines.construction import NearestNeighbour
+
+    if instance.size < NEAREST_START_NODES or isinstance(instance, PDTSPInstance):
+        return None
+    solution = NearestNeighbour().solve(instance)
+    routes = [solution.order[1:]] if isinstance(solution, Tour) else solution.routes  # type: ignore[union-attr]
+    # PyVRP numbers clients from 0; client k stands at location k + 1 (problem_data)
+    return pyvrp.Solution(data, [[int(node) - 1 for node in route] for route in routes])
 
 
 def _solution(instance: Instance, data: pyvrp.ProblemData,
