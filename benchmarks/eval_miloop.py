@@ -1,11 +1,14 @@
-"""Gaps of a MiLoop checkpoint on seeded uniform instances against PyVRP references.
+"""Gaps of a MiLoop checkpoint on a named evaluation set against PyVRP references.
 
     .venv/bin/python benchmarks/eval_miloop.py --problem tsp --checkpoint routecli/checkpoints/miloop-tsp.pt \
-        --instances 128 --size 100 --seed 2026 --decode greedy
+        --set development --size 100 --decode greedy
     .venv/bin/python benchmarks/eval_miloop.py --problem cvrp ... --decode multistart --starts 100 \
         --augment --first 16
 
-Prints one table row per run (and appends it as JSON to --out): mean objective, mean gap (%)
+``--set`` names the instances (:mod:`routecli.miloop.sets`): ``development`` to compare
+checkpoints and settings, ``test`` only for the final report of weights chosen on the
+development set; every row records it. Prints one table row per run (and appends it as JSON to
+--out): mean objective, mean gap (%)
 to the references, seconds per instance, and the nearest-neighbour gap on the same instances.
 References are PyVRP solutions on the deterministic budget of
 ``routecli.baselines.reference.reference_budget`` (iteration counts, fixed seed: the same on a
@@ -38,7 +41,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from routecli import generate
 from routecli.analysis.data import references_of
 from routecli.analysis.shipped import shipped_path, write_shipped
 from routecli.baselines.construction import NearestNeighbour
@@ -50,6 +52,7 @@ from routecli.baselines.reference import (
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import load_policy
+from routecli.miloop.sets import EVALUATION_SETS, SEEDS, evaluation_batch
 from routecli.problems import Instance, gap, validate
 from routecli.problems.fingerprint import fingerprint
 from routecli.results import ResultStore, git_commit
@@ -70,7 +73,8 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=128)
     parser.add_argument("--first", type=int, default=None, help="decode only the first K")
     parser.add_argument("--size", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--set", dest="set_name", choices=EVALUATION_SETS, default="development",
+                        help="development: choose checkpoints and settings; test: report only")
     parser.add_argument("--decode", default="greedy", choices=["greedy", "multistart", "sampling"])
     parser.add_argument("--starts", type=int, default=100)
     parser.add_argument("--augment", action="store_true")
@@ -93,15 +97,14 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    raw = (generate.tsp(args.instances, args.size, args.seed) if args.problem == "tsp"
-           else generate.cvrp(args.instances, args.size, args.seed))
+    seed = SEEDS[args.set_name]
+    raw = evaluation_batch(args.problem, args.size, args.set_name, args.instances)
     instances = batch_instances(args.problem, raw)
     budget = reference_budget(args.problem, args.size).scaled(args.ref_budget)
     name = f"miloop-{args.problem}-{args.size}"
-    refs = references_of(name, args.seed, instances, budget, jobs=args.jobs, progress=False)
+    refs = references_of(name, seed, instances, budget, jobs=args.jobs, progress=False)
     if args.ship_references:
-        path = write_shipped(shipped_path(name, args.seed), name, args.seed, budget, instances,
-                             refs)
+        path = write_shipped(shipped_path(name, seed), name, seed, budget, instances, refs)
         print(f"wrote {path}")
     ref_cost = np.array([inst.cost(sol) for inst, sol in zip(instances, refs, strict=True)])
     consistency = check_references(instances[:args.check_refs], ref_cost, budget)
@@ -119,7 +122,7 @@ def main() -> None:
         part = {key: v[rows] for key, v in batch.items()}
         started = time.perf_counter()
         result = decode(model, part, args.decode, starts=args.starts, augment=args.augment,
-                        chunk=args.chunk, generator=torch.Generator().manual_seed(args.seed))
+                        chunk=args.chunk, generator=torch.Generator().manual_seed(seed))
         seconds = time.perf_counter() - started
         costs = []
         for inst, actions in zip(instances[rows], result.actions, strict=True):
@@ -135,7 +138,7 @@ def main() -> None:
         cost = np.array(costs)
     else:
         settings = json.dumps({"decode": args.decode, "starts": starts, "augment": args.augment,
-                               "seed": args.seed}, sort_keys=True)
+                               "seed": seed}, sort_keys=True)
         store = ResultStore(args.per_instance, PER_INSTANCE, key=PER_INSTANCE_KEY)
         prints = [fingerprint(inst) for inst in instances[:k]]
 
@@ -164,7 +167,8 @@ def main() -> None:
         cost = np.array([float(r["cost"]) for r in rows if r is not None])
         seconds = sum(float(r["seconds"]) for r in rows if r is not None)
     row = {
-        "problem": args.problem, "size": args.size, "instances": k, "seed": args.seed,
+        "problem": args.problem, "size": args.size, "instances": k, "set": args.set_name,
+        "seed": seed,
         "checkpoint": args.checkpoint, "checkpoint_sha256": digest, "decode": args.decode,
         "starts": starts, "augment": args.augment,
         "obj": round(float(cost.mean()), 4), "ref_obj": round(float(ref_cost[:k].mean()), 4),
@@ -174,9 +178,11 @@ def main() -> None:
         "references": {**budget.describe(), "doubled_budget_check": consistency},
         "commit": git_commit(),
     }
-    print("| problem | n | instances | decode | M | aug | obj | ref | gap % | NN gap % | s/inst |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    print(f"| {row['problem']} | {row['size']} | {k} | {row['decode']} | {row['starts']} | "
+    print("| problem | n | set | instances | decode | M | aug | obj | ref | gap % | NN gap % | "
+          "s/inst |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| {row['problem']} | {row['size']} | {args.set_name} | {k} | {row['decode']} | "
+          f"{row['starts']} | "
           f"{'x8' if args.augment else '-'} | {row['obj']} | {row['ref_obj']} | {row['gap']} | "
           f"{row['nn_gap']} | {row['sec_per_instance']} |")
     if args.out:

@@ -9,7 +9,11 @@ solutions under teacher forcing (the supervised recipe's loss, labels in one see
 order and direction), and the greedy gap to the same references, both in float32 and
 bfloat16. A supervised run that lowers the first without the second is learning the labels,
 not better tours (exposure bias: the memory sees label prefixes in training, its own at
-inference). One thread; appends a markdown table with the commit to ``--out``.
+inference). For CVRP the NLL is split by the kind of decision (a route start, a step inside a
+route, a return to the depot), each against the label's action and against every action as
+good as it (:func:`routecli.miloop.labels.equivalent_actions`: any end of a route the label has
+not started), which shows how much of the loss is the labels' arbitrary route order. One
+thread; appends a markdown table with the commit to ``--out``.
 """
 
 from __future__ import annotations
@@ -24,12 +28,49 @@ import torch
 from routecli.baselines.reference import reference_solutions
 from routecli.generate import batch_instances
 from routecli.miloop.decode import decode
-from routecli.miloop.labels import label_sequences
+from routecli.miloop.labels import equivalent_actions, label_sequences
 from routecli.miloop.model import load_policy, rollout
 from routecli.miloop.train import TrainConfig, label_env, pyvrp_budget, validation_batch
 from routecli.problems import gap
 from routecli.results import git_commit
 from routecli.train import checkpoint
+
+KINDS = ("route start", "in route", "return")
+
+
+def decision_split(model: torch.nn.Module, problem: str, data: dict[str, torch.Tensor],
+                   labels: torch.Tensor, precision: str) -> dict[str, tuple[float, float, float]]:
+    """Per kind of CVRP decision: (share of the decisions, NLL of the label's action, NLL of
+    the set of equivalent actions), in nats per decision, under teacher forcing."""
+    sets = equivalent_actions(problem, labels, data["locs"].shape[1])
+    assert sets is not None
+    previous = torch.nn.functional.pad(labels, (1, 0))[:, :-1]
+    kind = torch.full_like(labels, -1)  # -1: depot padding after the last return
+    kind[(labels != 0) & (previous == 0)] = 0
+    kind[(labels != 0) & (previous != 0)] = 1
+    kind[(labels == 0) & (previous != 0)] = 2
+    sums = torch.zeros(3, 3, dtype=torch.float64)  # [kind, (count, label NLL, set NLL)]
+
+    def trace(t, obs, log_p, choice, memory):  # noqa: ANN001, ARG001 - rollout's trace callback
+        if t >= labels.shape[1]:
+            return
+        cand = obs.nodes[:, obs.nodes.shape[1] - log_p.shape[1]:]
+        ids = sets[:, t]
+        good = torch.nn.functional.pad(ids, (0, 1)).gather(1, cand.clamp_max(ids.shape[1]))
+        good = good.scatter(1, choice[:, None], True)
+        label_nll = -log_p.gather(1, choice[:, None]).squeeze(1).double()
+        set_nll = -log_p.masked_fill(~good, float("-inf")).logsumexp(1).double()
+        for k in range(3):
+            rows = kind[:, t] == k
+            sums[k] += torch.stack([rows.sum().double(), label_nll[rows].sum(),
+                                    set_nll[rows].sum()])
+
+    with torch.no_grad():
+        rollout(model, label_env(problem, data, labels), replay=labels, precision=precision,
+                trace=trace)
+    total = float(sums[:, 0].sum())
+    return {name: (float(sums[k, 0]) / total, float(sums[k, 1] / sums[k, 0]),
+                   float(sums[k, 2] / sums[k, 0])) for k, name in enumerate(KINDS)}
 
 
 def main(argv: list[str] | None = None) -> list[str]:
@@ -53,6 +94,10 @@ def main(argv: list[str] | None = None) -> list[str]:
             for k, v in raw.items()}
     lines = ["| checkpoint | sha256 | precision | label NLL / decision | greedy gap % |",
              "|---|---|---|---|---|"]
+    splits = ["", "Per kind of decision, share of the decisions: NLL of the label's action / of "
+              "the set of equivalent actions (nats):", "",
+              "| checkpoint | sha256 | precision | " + " | ".join(KINDS) + " |",
+              "|---|---|---|---|---|---|"]
     for path in args.checkpoints:
         model = load_policy(path).eval()
         digest = checkpoint.load(path)["sha256"][:8]
@@ -65,13 +110,19 @@ def main(argv: list[str] | None = None) -> list[str]:
             greedy_gap = float(gap(greedy, reference).mean())
             lines.append(f"| {path} | {digest} | {precision} | {nll:.4f} | {greedy_gap:.2f} |")
             print(lines[-1], flush=True)
+            if args.problem == "cvrp":
+                split = decision_split(model, args.problem, data, labels, precision)
+                splits.append(f"| {path} | {digest} | {precision} | " + " | ".join(
+                    f"{share:.1%}: {label:.3f} / {ties:.3f}"
+                    for share, label, ties in split.values()) + " |")
+                print(splits[-1], flush=True)
     if args.out:
         commit = git_commit()
         command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])])
         header = (f"\n{args.problem.upper()}-{cfg.val_size}, {cfg.val_instances} validation "
                   f"instances (seed {cfg.val_seed}); commit {commit}; `{command}`\n\n")
         with open(args.out, "a") as fh:
-            fh.write(header + "\n".join(lines) + "\n")
+            fh.write(header + "\n".join(lines + (splits if len(splits) > 5 else [])) + "\n")
     return lines
 
 

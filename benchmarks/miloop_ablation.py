@@ -1,16 +1,19 @@
 """MiLoop ablations (MiLoop Tables 4-5) on a CPU-scaled protocol, resumable.
 
-    .venv/bin/python benchmarks/miloop_ablation.py --variants all --seeds 3 --cpu-minutes 30 \
-        --out benchmarks/results/miloop_ablation_tsp20
+    .venv/bin/python benchmarks/miloop_ablation.py --variants all --seeds 5 --train-size 50 \
+        --steps 1000 --test-sizes 50,250,500 --out benchmarks/results/miloop_ablation_tsp50
 
 Trains every variant of :data:`routecli.experiments.ablation.VARIANTS` from scratch with each
 seed (run folders under ``--runs``, resumed from their ``last.pt``), on the same TSP instance
-stream and the same CPU budget, decodes the fixed test sets greedily and appends one row per
-test instance to ``OUT/rows.csv`` (commit, command and protocol recorded). A rerun skips what
-is done. Then writes ``OUT/summary.md`` (Table 5's layout, mean ± sd over seeds, the
-difference from the full model ± its standard error, the paper's values beside) and
-``OUT/curves.png`` (validation gap against CPU-minutes, one line per run). ``--summary-only``
-only writes the summary of the rows there.
+stream for the same number of updates (``--steps``; or, with ``--steps 0``, the CPU budget of
+``--cpu-minutes`` spent by each variant's first seed), decodes the fixed test sets greedily
+and appends one row per test instance to ``OUT/rows.csv`` (commit, command and protocol
+recorded). Each (variant, seed) is a task (``--executor``, ``--workers``, ``--scheduler``: in
+this process by default, a local pool, or Dask); this process writes the rows as tasks
+finish. A rerun skips what is done. Then writes ``OUT/summary.md`` (Table 5's layout, mean
+± sd over seeds, the difference from the full model with its 95% interval, Holm-corrected p
+and verdict, the paper's values beside) and ``OUT/curves.png`` (validation gap against
+CPU-minutes, one line per run). ``--summary-only`` only writes the summary of the rows there.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from routecli.experiments.ablation import (
     summarize,
 )
 from routecli.results import Provenance, ResultLog, ResultRow, git_commit
+from routecli.tasks import add_executor_options, executor_of
 
 EXTRA = ["train_steps", "train_cpu_seconds"]  # the rows' columns beyond the result row's
 
@@ -77,8 +81,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=8, help="instances per step")
     parser.add_argument("--rollouts", type=int, default=20, help="rollouts per instance")
     parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--steps", type=int, default=0,
+                        help="updates of every (variant, seed); 0: --cpu-minutes decides")
     parser.add_argument("--cpu-minutes", type=float, default=30.0,
-                        help="CPU budget of the training steps of one (variant, seed)")
+                        help="with --steps 0: CPU budget of the first seed of each variant")
     parser.add_argument("--chunk", type=int, default=50,
                         help="steps between budget checks (each ends with a validation)")
     parser.add_argument("--val-instances", type=int, default=64)
@@ -86,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--test-num", type=int, default=128, help="test instances per size")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--jobs", type=int, default=1, help="processes for PyVRP references")
+    add_executor_options(parser, workers=1)  # (variant, seed) runs at once
     parser.add_argument("--no-compile", action="store_true", help="run the policy eagerly")
     parser.add_argument("--runs", type=Path, default=Path("runs/miloop-ablation"),
                         help="run folders (weights, optimizer, log)")
@@ -99,12 +106,14 @@ def main(argv: list[str] | None = None) -> None:
         names = parse_variants(args.variants)
         protocol = Protocol(args.train_size, args.batch, args.rollouts, args.lr,
                             args.cpu_minutes, args.chunk, args.val_instances,
-                            tuple(int(s) for s in args.test_sizes.split(",")), args.test_num)
+                            tuple(int(s) for s in args.test_sizes.split(",")), args.test_num,
+                            steps=args.steps)
         if not args.summary_only:
             is_done, record = store(args.out / "rows.csv", protocol)
             run_study(names, list(range(args.seeds)), protocol, args.runs, args.out / "logs",
                       is_done, record, threads=args.threads, compile=not args.no_compile,
-                      jobs=args.jobs, log=lambda line: print(line, flush=True))
+                      jobs=args.jobs, log=lambda line: print(line, flush=True),
+                      executor=executor_of(args))
     except (RoutecliError, ValueError) as err:
         raise SystemExit(f"error: {err}") from None
     except KeyboardInterrupt:

@@ -83,15 +83,23 @@ def _header(handle: Any) -> list[str]:
 
 
 def append_csv_rows(path: str | Path, fields: Sequence[str], rows: Sequence[Mapping[str, Any]],
-                    migrate: Callable[[str], str] | None = None) -> bool:
+                    migrate: Callable[[str], str] | None = None,
+                    keep: Callable[[str, list[Any]], list[Any]] | None = None) -> bool:
     """Append rows to a CSV (header first when new), flushed to disk before returning; under an
     exclusive lock, so processes sharing a results file never interleave their rows; a row torn
     by a killed writer is dropped first. When the file's header is not ``fields`` and
     ``migrate`` is given, the file becomes ``migrate(its text)`` with the rows after it, under
-    the same lock and atomically (a reader sees the old file or the new one). Returns whether
-    it migrated."""
+    the same lock and atomically (a reader sees the old file or the new one). ``keep(the
+    file's text, rows)``, read under the lock, chooses the rows appended (those another process
+    has not stored meanwhile). Returns whether it migrated."""
     with _locked_for_append(path) as handle:
         _drop_torn_line(handle)
+        if keep is not None:
+            handle.seek(0)
+            rows = keep(handle.read(), list(rows))
+            handle.seek(0, os.SEEK_END)
+            if not rows:
+                return False
         if migrate is not None and handle.tell() > 0 and _header(handle) != list(fields):
             handle.seek(0)
             buffer = io.StringIO(newline="")

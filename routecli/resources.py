@@ -58,6 +58,22 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def available_memory() -> int | None:
+    """Bytes of memory a new allocation may use now without swapping (Linux's
+    ``MemAvailable``; free pages elsewhere), or None when the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def check_threads(threads: int) -> int:
     """``threads`` if between 1 and the core count (more only slows torch down)."""
     if not 1 <= threads <= cores():

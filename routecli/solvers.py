@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 from routecli.errors import OptionError
@@ -96,7 +97,8 @@ class Entry(NamedTuple):
 REGISTRY: dict[str, Entry] = {
     "nn": Entry("routecli.baselines.construction",
                 "nearest-neighbour construction (sanity baseline)"),
-    "hgs": Entry("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)"),
+    "hgs": Entry("routecli.baselines.hgs", "PyVRP hybrid genetic search (classical reference)",
+                 "routecli.baselines.hgs_options"),
     "exact": Entry("routecli.baselines.knapsack", "exact knapsack optimum (HiGHS 0-1 program)"),
     "miloop": Entry("routecli.miloop.solver",
                     "MiLoop constructive policy (selective memory propagation)",
@@ -127,6 +129,12 @@ class CliOption:
     choices: tuple[str, ...] = ()
     kind: str = "str"
     min: int | None = None
+
+
+# The warm start every search offers (``--init``; :func:`read_start`).
+WARM_START = CliOption("init", "start the search from this solution (a .sol or .tour from any "
+                       "tool, a neural model's included), checked against the instance before "
+                       "solving; one instance", "FILE", kind="path")
 
 
 def cli_options() -> dict[str, list[tuple[str, CliOption]]]:
@@ -244,6 +252,9 @@ class SolveResult:
     solution: Solution
     bks: float | None = None
     sense: str = "min"  # "max" for a knapsack: the gap is then (bks - cost) / bks
+    # (seconds since the solve started, best cost) at each improvement a search reported,
+    # ending with the returned solution's cost; empty for a solver that reports no costs
+    trajectory: tuple[tuple[float, float], ...] = ()
     effort: Effort | None = None  # the solver's account of the solve
 
     @property
@@ -254,24 +265,82 @@ class SolveResult:
 
 
 def require_problem(solver: Solver, instance: Instance) -> None:
-    """Refuse an instance of a problem ``solver`` does not solve (commands check every input
-    before solving the first)."""
+    """Refuse an instance ``solver`` will not solve: one of a problem it does not solve, or
+    one its optional ``check(instance)`` refuses (too large for the memory here, a warm start
+    that does not fit). Commands check every input before solving the first."""
     if instance.problem not in solver.problems:
         raise UnknownSolverError(
             f"model {solver.name!r} does not solve {instance.problem.upper()} "
             f"(it solves {', '.join(p.upper() for p in solver.problems)})")
+    check: Callable[[Instance], None] | None = getattr(solver, "check", None)
+    if check is not None:
+        check(instance)
+
+
+def read_start(instance: Instance, path: str | Path) -> Solution:
+    """The warm start in ``path`` (``--init``: a solution from any tool) for ``instance``,
+    read and validated; a file that does not read, or is not a feasible solution of the
+    instance, is an :class:`OptionError` naming what is wrong."""
+    from routecli.errors import RoutecliError, display_path
+    from routecli.io import read_solution
+    from routecli.problems import validate
+
+    where = display_path(path)
+    if not os.path.isfile(path):
+        raise OptionError(f"--init {where}: no such file")
+    try:
+        start = read_solution(path, instance)
+    except RoutecliError as exc:
+        raise OptionError(f"--init {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OptionError(f"--init {where}: cannot read ({type(exc).__name__})") from None
+    violations = validate(instance, start)
+    if violations:
+        raise OptionError(f"--init {where} is not a feasible solution of {instance.name}: "
+                          f"{violations[0]}")
+    return start
+
+
+class Trajectory:
+    """The improvement trajectory of one solve, from the progress reports that carry a best
+    cost (hgs, sisr, nds report each improvement), timed on the search's own clock: the one
+    its time limit bounds (compiling kernels on first use comes before it)."""
+
+    def __init__(self, forward: ProgressFn | None = None):
+        self.forward = forward
+        self.points: list[tuple[float, float]] = []
+
+    def __call__(self, report: Progress) -> None:
+        if report.best is not None and (not self.points or report.best < self.points[-1][1]):
+            self.points.append((report.seconds, report.best))
+        if self.forward is not None:
+            self.forward(report)
+
+    def final(self, seconds: float, cost: float) -> tuple[tuple[float, float], ...]:
+        """The points with the returned solution's cost last: better than the last report
+        (a polish after the search), it is a point at ``seconds``; else it is the last
+        report's solution in the instance's own measure (PyVRP's costs are integers)."""
+        if not self.points:
+            return ()
+        at, best = self.points[-1]
+        if cost < best:
+            return (*self.points, (seconds, cost))
+        return (*self.points[:-1], (at, cost))
 
 
 def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
         bks: float | None = None, progress: ProgressFn | None = None) -> SolveResult:
-    """Solve, time, re-cost on the instance's own scale and validate."""
+    """Solve, time, re-cost on the instance's own scale and validate; the result carries the
+    improvement trajectory the solver reported."""
     from routecli.problems import cost, validate
 
     require_problem(solver, instance)
     start = time.perf_counter()
-    solution = solver.solve(instance, seed=seed, stop=stop, progress=progress)
+    trajectory = Trajectory(progress)
+    solution = solver.solve(instance, seed=seed, stop=stop, progress=trajectory)
     seconds = time.perf_counter() - start
     problems = validate(instance, solution)
+    value = cost(instance, solution)
     return SolveResult(instance.name, instance.problem, instance.size, solver.name,
-                       cost(instance, solution), seconds, not problems, problems, solution, bks,
-                       instance.sense, solver.effort)
+                       value, seconds, not problems, problems, solution, bks,
+                       instance.sense, trajectory.final(seconds, value), solver.effort)

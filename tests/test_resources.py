@@ -36,3 +36,10 @@ def test_threads_are_capped_by_the_cores():
     for bad in (0, cores() + 1):
         with pytest.raises(OptionError, match="--threads must be between 1 and"):
             check_threads(bad)
+
+
+def test_available_memory_is_a_positive_byte_count():
+    from routecli.resources import available_memory
+
+    free = available_memory()
+    assert free is None or free > 2**20

@@ -183,3 +183,55 @@ def test_every_command_line_option_a_model_declares_is_a_setting_of_that_model()
             assert setting in {f.name for f in settings_fields(settings_type(model))}, (model,
                                                                                         setting)
             assert option.help and not option.help.endswith("."), (model, setting)
+
+
+@pytest.mark.parametrize("model", ["hgs", "sisr"])
+def test_a_search_reports_its_improvement_trajectory_ending_at_the_returned_cost(model):
+    from routecli.generate import GENERATORS, batch_instances
+    from routecli.solvers import make_solver, run
+    from routecli.stop import MaxIterations
+
+    instance = batch_instances("cvrp", GENERATORS["cvrp"](1, 30, 0), rule="euc2d")[0]
+    result = run(make_solver(model), instance, seed=0, stop=MaxIterations(300))
+    times = [t for t, _ in result.trajectory]
+    costs = [c for _, c in result.trajectory]
+    assert len(costs) >= 2 and times == sorted(times) and times[-1] <= result.seconds
+    assert all(a > b for a, b in zip(costs, costs[1:]))  # improvements only
+    assert costs[-1] == result.cost
+
+
+def test_a_construction_reports_no_trajectory(data_dir):
+    from routecli.io import read_instance
+    from routecli.solvers import make_solver, run
+
+    assert run(make_solver("nn"), read_instance(data_dir / "tiny.vrp")).trajectory == ()
+
+
+def test_a_warm_start_must_read_and_fit_the_instance(tmp_path, data_dir):
+    from routecli.io import read_instance, write_solution
+    from routecli.problems import Routes
+    from routecli.solvers import read_start
+
+    inst = read_instance(data_dir / "tiny.vrp")
+    good = Routes([[3, 2, 5], [1, 4]])
+    write_solution(tmp_path / "good.sol", inst, good)
+    assert [list(r) for r in read_start(inst, tmp_path / "good.sol").routes] == [[3, 2, 5], [1, 4]]
+    with pytest.raises(OptionError, match="--init .*missing.sol: no such file"):
+        read_start(inst, tmp_path / "missing.sol")
+    (tmp_path / "junk.sol").write_text("Route #1: 1 x 2\n")
+    with pytest.raises(OptionError, match="--init .*junk.sol"):
+        read_start(inst, tmp_path / "junk.sol")
+    write_solution(tmp_path / "short.sol", inst, Routes([[3, 2, 5]]))
+    with pytest.raises(OptionError, match="short.sol is not a feasible solution of .*: "):
+        read_start(inst, tmp_path / "short.sol")
+
+
+def test_the_up_front_check_refuses_a_bad_warm_start_before_solving(tmp_path, data_dir):
+    from routecli.io import read_instance
+    from routecli.solvers import require_problem
+
+    inst = read_instance(data_dir / "tiny.vrp")
+    for model in ("sisr", "nds", "hgs"):
+        solver = make_solver(model, init=str(tmp_path / "missing.sol"))
+        with pytest.raises(OptionError, match="no such file"):
+            require_problem(solver, inst)

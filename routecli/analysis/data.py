@@ -19,6 +19,7 @@ from routecli.analysis.shipped import read_shipped, shipped_path
 from routecli.baselines.reference import ReferenceBudget, reference_budget, reference_solutions
 from routecli.generate import batch_instances, cvrp, pdtsp, vrptw
 from routecli.problems import Instance, Routes, Tour
+from routecli.tasks import Executor
 
 PROBLEMS = ("cvrp", "vrptw", "pdtsp")
 
@@ -56,18 +57,20 @@ def instance_set(name: str, num: int, seed: int) -> list[Instance]:
 
 def reference_set(name: str, num: int, seed: int = 0, budget: ReferenceBudget | None = None,
                   jobs: int = 2, cache_dir: str | Path | None = None, progress: bool = True,
-                  say: Callable[[str], None] | None = None,
+                  say: Callable[[str], None] | None = None, executor: Executor | None = None,
                   ) -> tuple[list[Instance], list[Routes | Tour]]:
     """Instances of set ``name`` (generator ``seed``) with their PyVRP reference solutions on
     ``budget`` (default :func:`default_budget`), by :func:`references_of`."""
     instances = instance_set(name, num, seed)
     budget = budget or default_budget(name)
-    return instances, references_of(name, seed, instances, budget, jobs, cache_dir, progress, say)
+    return instances, references_of(name, seed, instances, budget, jobs, cache_dir, progress, say,
+                                    executor)
 
 
 def references_of(name: str, seed: int, instances: list[Instance], budget: ReferenceBudget,
                   jobs: int = 1, cache_dir: str | Path | None = None, progress: bool = True,
-                  say: Callable[[str], None] | None = None) -> list[Routes | Tour]:
+                  say: Callable[[str], None] | None = None, executor: Executor | None = None
+                  ) -> list[Routes | Tour]:
     """PyVRP references of ``instances`` (set ``name``, generator ``seed``) on ``budget``:
     those shipped with routecli (:mod:`routecli.analysis.shipped`) where they exist for this
     set, seed, number and budget, else from the cache or computed. ``say`` gets the reason
@@ -82,4 +85,4 @@ def references_of(name: str, seed: int, instances: list[Instance], budget: Refer
     if shipped:
         return shipped
     return reference_solutions(instances, budget, jobs=jobs, cache_dir=cache_dir,
-                               progress=progress)
+                               progress=progress, executor=executor)

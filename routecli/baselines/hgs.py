@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyvrp
 
+from routecli.errors import OptionError
+from routecli.kernels.provider import DistanceProvider
 from routecli.problems import (
     CVRPInstance,
     Instance,
@@ -30,13 +32,21 @@ from routecli.problems import (
     TSPInstance,
     VRPTWInstance,
 )
-from routecli.solvers import Effort, Progress, ProgressFn
+from routecli.resources import available_memory
+from routecli.solvers import Effort, Progress, ProgressFn, read_start
 from routecli.stop import Criterion, Watch, search_budget
 
 EXACT_SCALE = 10_000
-# Above this many nodes the search starts from nearest neighbour: PyVRP's own start, a local
-# search of a random solution to its end, runs before the stopping criterion is first asked
-# (over 12 minutes at 10,000 nodes, benchmarks/results/time_limit.md).
+BLOCK_PAIRS = 1 << 22  # node pairs per block when filling the integer matrices (~100 MB of scratch)
+# Peak memory of a run: PyVRP's two int64 matrices and the one filled for it, 24 bytes per pair
+# of nodes, on about 250 MB (peak RSS of `routecli solve -m hgs -t 3` on AGS Leuven1, Antwerp1
+# and Ghent1, 3,001 to 10,001 nodes: 0.50, 1.11, 2.64 GB); the base is rounded up.
+BYTES_PER_PAIR = 24
+BASE_BYTES = 400 * 2**20
+MEMORY_SHARE = 0.8  # of the memory available: the rest stays for the other processes
+# Above this many nodes the search starts from nearest neighbour unless given a start: PyVRP's
+# own, a local search of a random solution to its end, runs before the stopping criterion is
+# first asked (over 12 minutes at 10,000 nodes, benchmarks/results/time_limit.md).
 NEAREST_START_NODES = 2_000
 _UNLIMITED = np.iinfo(np.int64).max
 
@@ -45,15 +55,45 @@ def _scale(instance: Instance) -> float:
     return EXACT_SCALE if instance.metric.rule == "exact" else 1.0  # type: ignore[union-attr]
 
 
+def memory_needed(instance: Instance) -> int:
+    """Bytes a PyVRP run on ``instance`` takes at its peak, about: :data:`BYTES_PER_PAIR` per
+    pair of nodes (its distance and duration matrices, and the one routecli fills first) on
+    top of :data:`BASE_BYTES`."""
+    n = instance.metric.size  # type: ignore[union-attr]
+    return BYTES_PER_PAIR * n * n + BASE_BYTES
+
+
+def integer_matrices(instance: Instance, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """PyVRP's distances (``d * scale`` rounded) and durations (rounded up) ``[N, N]`` int64,
+    filled a block of rows at a time (no float copy of the whole matrix); one array for both
+    while every value is an integer, as under the TSPLIB rules."""
+    metric = instance.metric  # type: ignore[union-attr]
+    n = metric.size
+    edges = (DistanceProvider.on_demand(metric.coords, metric.rule) if metric.coords is not None
+             else DistanceProvider.dense(metric.full_matrix()))
+    distances = np.empty((n, n), np.int64)
+    durations = distances
+    rows = max(1, BLOCK_PAIRS // max(n, 1))
+    for lo in range(0, n, rows):
+        hi = min(n, lo + rows)
+        src, dst = np.divmod(np.arange(lo * n, hi * n), n)
+        block = edges.pairs(src, dst).reshape(hi - lo, n) * scale
+        distances[lo:hi] = np.rint(block)
+        # Times err on the late side (travel and service rounded up, closings down): a
+        # schedule PyVRP finds on time in integers is then on time in the instance's units.
+        late = np.ceil(block - 1e-9)
+        if durations is distances and not np.array_equal(late, distances[lo:hi]):
+            durations = distances.copy()  # earlier rows coincide; later ones are written below
+        if durations is not distances:
+            durations[lo:hi] = late
+    return distances, durations
+
+
 def problem_data(instance: Instance) -> pyvrp.ProblemData:
     """Translate ``instance`` into PyVRP's data model (location 0 is the depot)."""
     metric = instance.metric  # type: ignore[union-attr]
     scale = _scale(instance)
-    scaled = metric.full_matrix() * scale
-    distances = np.rint(scaled).astype(np.int64)
-    # Times err on the late side (travel and service rounded up, closings down): a schedule
-    # PyVRP finds on time in integers is then on time in the instance's own float units.
-    durations = np.ceil(scaled - 1e-9).astype(np.int64)
+    distances, durations = integer_matrices(instance, scale)
     coords = metric.coords if metric.coords is not None else np.zeros((metric.size, 2))
     locations = [pyvrp.Location(float(x), float(y)) for x, y in coords]
     n = metric.size
@@ -198,21 +238,25 @@ class Run:
 
 
 def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
-           progress: ProgressFn | None = None, early: Sequence[tuple[int, int]] = ()) -> Run:
+           progress: ProgressFn | None = None, early: Sequence[tuple[int, int]] = (),
+           initial: Tour | Routes | None = None) -> Run:
     """Run PyVRP on ``instance`` until ``stop`` (:func:`routecli.stop.search_budget`). Stopped
     by iterations or iterations without improvement, not by the clock, the run is
     deterministic for a fixed ``seed``.
 
     ``early = [(iterations, no_improvement), ...]``: also return, for each pair, the best
     solution at the point where these smaller limits stop the same run, which is the result of
-    a run with them (the criterion only watches the search), at no extra cost.
+    a run with them (the criterion only watches the search), at no extra cost. ``initial``:
+    a feasible solution to start from (PyVRP's warm start; default: :func:`nearest_start`).
     """
     data = problem_data(instance)
+    start = initial if initial is not None else nearest_start(instance)
+    warm = None if start is None else pyvrp.Solution(data, _pyvrp_routes(start))
     watch = _Watch(stop, progress, _scale(instance), early)
     params = pyvrp.SolveParams(ils=pyvrp.IteratedLocalSearchParams(callbacks=_Latest(watch))) \
         if early else pyvrp.SolveParams()
     result = pyvrp.solve(data, watch, seed=seed, collect_stats=False, display=False,
-                         params=params, initial_solution=nearest_start(instance, data))
+                         params=params, initial_solution=warm)
     return Run(_solution(instance, data, result.best), watch.calls - 1, watch.improved_at,
                watch.timed_out,
                [_solution(instance, data, result.best if best is None else best)
@@ -221,18 +265,25 @@ def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
                watch.watch.elapsed, watch.watch.stopped_by())
 
 
-def nearest_start(instance: Instance, data: pyvrp.ProblemData) -> pyvrp.Solution | None:
-    """The nearest-neighbour solution as PyVRP's start on instances above
-    :data:`NEAREST_START_NODES` nodes (not PDTSP, whose shipments PyVRP places itself); None
-    (PyVRP's own start) otherwise."""
+def nearest_start(instance: Instance) -> Tour | Routes | None:
+    """The nearest-neighbour solution, PyVRP's start on instances above
+    :data:`NEAREST_START_NODES` nodes given no other (not PDTSP, whose shipments PyVRP places
+    itself); None (PyVRP's own start) otherwise."""
     from routecli.baselines.construction import NearestNeighbour
 
     if instance.size < NEAREST_START_NODES or isinstance(instance, PDTSPInstance):
         return None
     solution = NearestNeighbour().solve(instance)
-    routes = [solution.order[1:]] if isinstance(solution, Tour) else solution.routes  # type: ignore[union-attr]
-    # PyVRP numbers clients from 0; client k stands at location k + 1 (problem_data)
-    return pyvrp.Solution(data, [[int(node) - 1 for node in route] for route in routes])
+    assert isinstance(solution, Tour | Routes)
+    return solution
+
+
+def _pyvrp_routes(solution: Tour | Routes) -> list[list[int]]:
+    """A solution as PyVRP's routes of client indices (client ``i`` is node ``i + 1``, after
+    the one depot); a tour is one route from node 0."""
+    if isinstance(solution, Tour):
+        return [[int(v) - 1 for v in solution.order if v != 0]]
+    return [[int(v) - 1 for v in route] for route in solution.routes if len(route)]
 
 
 def _solution(instance: Instance, data: pyvrp.ProblemData,
@@ -244,13 +295,38 @@ class HGS:
     name = "hgs"
     problems = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp")
 
-    def __init__(self) -> None:
+    def __init__(self, init: str | None = None) -> None:
+        self.init = init
         self.last: Run | None = None  # the latest solve's run (iterations, for rates)
         self.effort: Effort | None = None
 
+    def check(self, instance: Instance) -> None:
+        """Refuse, before any solving, an instance whose matrices would not fit in the memory
+        available now (never an out-of-memory kill midway), and a warm start that does not
+        fit."""
+        need, free = memory_needed(instance), available_memory()
+        if free is not None and need > MEMORY_SHARE * free:
+            raise OptionError(
+                f"hgs: {instance.name} has {instance.metric.size} nodes; PyVRP's dense "  # type: ignore[union-attr]
+                f"matrices need about {need / 2**30:.1f} GiB, more than {MEMORY_SHARE:.0%} of "
+                f"the {free / 2**30:.1f} GiB available (sisr and nds --policy strings need no "
+                "matrix)")
+        self.start(instance)
+
+    def start(self, instance: Instance) -> Tour | Routes | None:
+        """The warm start of ``instance`` (None: PyVRP's own)."""
+        if self.init is None:
+            return None
+        if isinstance(instance, PDTSPInstance):
+            raise OptionError("--init: hgs takes no warm start for PDTSP")
+        start = read_start(instance, self.init)
+        assert isinstance(start, Tour | Routes)
+        return start
+
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Tour | Routes:
-        run = self.last = search(instance, seed=seed, stop=stop, progress=progress)
+        run = self.last = search(instance, seed=seed, stop=stop, progress=progress,
+                                 initial=self.start(instance))
         self.effort = Effort("iterations", run.iterations, search_budget(stop).limits().iterations,
                              run.seconds, run.stopped_by)
         return run.solution
@@ -258,9 +334,11 @@ class HGS:
 
 @dataclass(frozen=True)
 class Settings:
-    """PyVRP runs with its default parameters (one thread) and no settings of its own; the
-    budget is the stopping criterion."""
+    """PyVRP runs with its default parameters (one thread); the budget is the stopping
+    criterion."""
+
+    init: str | None = None  #: warm start: a solution file (any tool's), validated first
 
 
 def make(settings: Settings) -> HGS:
-    return HGS()
+    return HGS(settings.init)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib.metadata import version
@@ -37,6 +36,7 @@ from routecli.errors import OptionError
 from routecli.problems import Instance, Routes, Solution, Tour, check, cost
 from routecli.problems.fingerprint import fingerprint
 from routecli.stop import Criterion, FirstOf, MaxIterations, MaxRuntime, NoImprovement
+from routecli.tasks import Executor, Task, make_executor, run_tasks, task_key
 
 SOLVER = "hgs"
 
@@ -171,14 +171,6 @@ def store(path: str | Path, instance: Instance, solution: Tour | Routes) -> None
     atomic_write(path, lambda fh: np.savez(fh, cost=cost(instance, solution), **arrays))
 
 
-def _solve_one(args: tuple[Instance, ReferenceBudget, str]) -> tuple[Tour | Routes, bool]:
-    instance, budget, path = args
-    solution, timed_out = solve_reference(instance, budget)
-    if not timed_out:  # a capped run depends on machine load: solve it again next time
-        store(path, instance, solution)
-    return solution, timed_out
-
-
 def _rate(instance: Instance, seed: int, iterations: int = 200) -> float:
     """PyVRP iterations per second on ``instance`` right now (a short run; the iteration
     budget of a reference is deterministic, its time depends on the machine's load)."""
@@ -189,9 +181,12 @@ def _rate(instance: Instance, seed: int, iterations: int = 200) -> float:
 
 def reference_solutions(instances: list[Instance], budget: ReferenceBudget | None = None,
                         jobs: int = 1, cache_dir: str | Path | None = None,
-                        progress: bool = True) -> list[Tour | Routes]:
+                        progress: bool = True, executor: Executor | None = None
+                        ) -> list[Tour | Routes]:
     """PyVRP solutions of ``instances`` on ``budget`` (default: :func:`reference_budget` of
-    each instance's problem and size), from the cache when present.
+    each instance's problem and size), from the cache when present; the missing ones are
+    tasks on ``executor`` (default: a local pool of ``jobs`` processes), cached by this
+    process as each finishes.
 
     With ``progress``, references still to compute are announced with an upper bound on the
     time they take at the current speed (every run ending at its iteration limit), then shown
@@ -209,29 +204,39 @@ def reference_solutions(instances: list[Instance], budget: ReferenceBudget | Non
             todo.append(i)
     capped = 0
     if todo:
-        args = [(instances[i], budgets[i], paths[i]) for i in todo]
+        # identical instances share a cache file: one task solves them
+        groups: dict[str, list[int]] = {}
+        for i in todo:
+            groups.setdefault(paths[i], []).append(i)
+        tasks = [Task(task_key("reference", instances[group[0]].name, path=path),
+                      solve_reference, (instances[group[0]], budgets[group[0]]))
+                 for path, group in groups.items()]
+        where = {task.key: path for task, path in zip(tasks, groups, strict=True)}
         columns = (*Progress.get_default_columns()[:-1], MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("left"), TimeRemainingColumn())
-        with Progress(*columns, disable=not progress, transient=True) as bar:
+        with Progress(*columns, disable=not progress, transient=True) as bar, \
+                executor or make_executor("pool", jobs) as engine:
             if progress:
                 rate = _rate(instances[todo[0]], budgets[todo[0]].seed)
-                most = sum(budgets[i].iterations for i in todo) / rate / max(1, jobs)
+                most = sum(budgets[i].iterations for i in todo) / rate / max(1, engine.workers)
                 cached = len(instances) - len(todo)
                 bar.console.print(f"{len(todo)} PyVRP references to compute ({cached} cached): "
                                   f"at most {_duration(most)} at the current {rate:,.0f} "
                                   "iterations/s, usually much less", highlight=False)
-            task = bar.add_task("PyVRP references", total=len(todo))
-            if jobs <= 1:
-                for i, (sol, timed_out) in zip(todo, map(_solve_one, args), strict=True):
-                    out[i] = sol
-                    capped += timed_out
-                    bar.advance(task)
-            else:
-                with ProcessPoolExecutor(max_workers=jobs) as pool:
-                    for i, (sol, timed_out) in zip(todo, pool.map(_solve_one, args), strict=True):
-                        out[i] = sol
-                        capped += timed_out
-                        bar.advance(task)
+            shown = bar.add_task("PyVRP references", total=len(todo))
+
+            def record(task: Task, result: tuple[Tour | Routes, bool]) -> None:
+                nonlocal capped
+                solution, timed_out = result
+                path = where[task.key]
+                if not timed_out:  # a capped run depends on machine load: solve it next time
+                    store(path, instances[groups[path][0]], solution)
+                for i in groups[path]:
+                    out[i] = solution
+                capped += timed_out * len(groups[path])
+                bar.advance(shown, len(groups[path]))
+
+            run_tasks(tasks, engine, record)
     if capped:
         warnings.warn(f"{capped} of {len(todo)} PyVRP references hit their wall-clock safety "
                       "cap before their iteration budget; they depend on machine load and were "

@@ -84,7 +84,9 @@ def compare_label(rows: list[BenchRow], compare: list[BenchRow]) -> str:
 
 
 def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = None,
-             command: str | None = None) -> str:
+             command: str | None = None, extra: str = "") -> str:
+    """The report: mean gap by size bucket per problem, then ``extra`` (a protocol's
+    section), then every row."""
     lines = [REPORT_MARK, f"# {title}", ""]
     if command:
         lines += ["Reproduce with:", "", f"    {command}", ""]
@@ -105,12 +107,16 @@ def markdown(rows: list[BenchRow], title: str, compare: list[BenchRow] | None = 
         lines.append("| mean time (s) | " + " | ".join(_seconds(s.mean_seconds) for s in summaries)
                      + " | |")
         lines.append("")
+    if extra:
+        lines += [extra, ""]
     total = sum(r.seconds for r in rows)
     lines += [f"Instances: {len(rows)}; solved (feasible): {sum(r.feasible for r in rows)}; "
-              f"total solve time: {total:.1f} s.", "", "## Per instance", "",
-              "| instance | n | cost | BKS | gap | time (s) | feasible |", "|---|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: (r.problem, r.n, r.instance)):
-        lines.append(f"| {r.instance} | {r.n} | {r.cost:g} | "
+              f"total solve time: {total:.1f} s.", "", "## Per instance", ""]
+    seeds = len({r.seed for r in rows}) > 1  # a column of its own only when runs differ in it
+    lines += ["| instance | " + ("seed | " if seeds else "") + "n | cost | BKS | gap | time (s) | "
+              "feasible |", "|---|---|---|---|---|---|---|" + ("---|" if seeds else "")]
+    for r in sorted(rows, key=lambda r: (r.problem, r.n, r.instance, r.seed)):
+        lines.append(f"| {r.instance} | " + (f"{r.seed} | " if seeds else "") + f"{r.n} | {r.cost:g} | "
                      f"{'-' if r.reference is None else f'{r.reference:g}'} | {_gap(r.gap_pct)} | "
                      f"{r.seconds:.2f} | {'yes' if r.feasible else 'NO: ' + r.problems} |")
     return "\n".join(lines) + "\n"
@@ -156,10 +162,11 @@ def _size_axis(ax: Any, sizes: list[int]) -> None:
 
 
 def write_report(rows: list[BenchRow], out: Path, title: str,
-                 compare: list[BenchRow] | None = None, command: str | None = None) -> Path:
+                 compare: list[BenchRow] | None = None, command: str | None = None,
+                 extra: str = "") -> Path:
     """Write ``out/report.md`` and ``out/gap_vs_size.png``; returns the markdown path."""
     report = out / REPORT_FILE
-    atomic_write_text(report, markdown(rows, title, compare, command))
+    atomic_write_text(report, markdown(rows, title, compare, command, extra))
     if any(r.feasible and r.gap_pct is not None for r in rows):
         plot_gaps(rows, out / PLOT_FILE, title, compare)
     return report

@@ -18,6 +18,8 @@ GENERATE_PROBLEMS = ("tsp", "cvrp", "vrptw", "pcvrp", "pdtsp", "kp")
 KP_CAPACITIES = (10, 25, 50, 100)
 # routecli.bench.sets.NAMED_SETS
 BENCH_SETS = ("tsplib", "cvrplib-x", "cvrplib-ags")
+# routecli.bench.protocol.PROTOCOLS
+BENCH_PROTOCOLS = ("pyvrp",)
 # routecli.analysis.data.PROBLEMS: the problems of a generated set <problem>-<size>
 SET_PROBLEMS = ("cvrp", "vrptw", "pdtsp")
 # routecli.analysis.anisometry.PAPER_TABLE1

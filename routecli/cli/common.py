@@ -22,6 +22,7 @@ from routecli.limits import BKS_RULE
 from routecli.limits import check_bks as check_bks  # the commands' --bks check
 from routecli.resources import DEVICE_HELP, SEED_HELP, check_seed, check_threads, resolve_device
 from routecli.stop import DEFAULT_SECONDS, MAX_SECONDS
+from routecli.tasks import EXECUTOR_HELP, SCHEDULER_HELP, WORKERS_HELP
 
 # -h as well as --help, in every command (click hands these settings down to subcommands).
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -73,6 +74,11 @@ NoImprovementLimit = Annotated[int | None, typer.Option(
     "--no-improvement", metavar="N",
     help="Stop after N iterations without a better solution (hgs, sisr, nds, dact).")]
 Rounding = Annotated[str, typer.Option("--round", metavar="RULE", help=ROUND_HELP)]
+ExecutorName = Annotated[str | None, typer.Option("--executor", metavar="NAME",
+                                                  help=EXECUTOR_HELP)]
+Workers = Annotated[int | None, typer.Option("--workers", min=1, metavar="N", help=WORKERS_HELP)]
+Scheduler = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS",
+                                               help=SCHEDULER_HELP)]
 
 console = Console(highlight=False, soft_wrap=True)
 # emoji=False: input echoed in a message (e.g. ':smile:') must print as written

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from routecli.cli import choices
-from routecli.cli.common import Device, Threads, deprecated, err_console
+from routecli.cli.common import Device, ExecutorName, Scheduler, Threads, deprecated, err_console
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
 TABLE4 = choices.COMPARE_PE_DEFAULT
@@ -23,9 +23,10 @@ def compare_pe(
         "(paper: 21, 51, 101).")] = 20,
     pe: Annotated[str, typer.Option(
         metavar="NAMES",
-        help="table4 (the 14 encodings of Table 4), table10, table11, table12, table6 (N2S's "
-        "own PE vs IPE+XPE), ipe-formula (routecli's IPE against the paper's printed formula), "
-        "tables10-12-printed (Tables 10-12's IPE variants with the printed formula), "
+        help="table4 (the 14 encodings of Table 4, every IPE with the paper's printed formula, "
+        "plus routecli's integer-harmonic IPE+XPE), table10, table11, table12, table6 (N2S's "
+        "own PE vs HA-N2S), ipe-formula (routecli's IPE against the paper's printed formula), "
+        "tables10-12-harmonic (Tables 10-12's IPE variants with routecli's IPE), "
         "or a comma list of registry names, each optionally "
         "NAME:key=value[,key=value] (e.g. ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric).")] = TABLE4,
     runs: Annotated[int, typer.Option(
@@ -45,6 +46,10 @@ def compare_pe(
         "--out", "-o", metavar="FOLDER",
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
+    capacity: Annotated[float | None, typer.Option(
+        metavar="Q", help="CVRP, VRPTW: vehicle capacity of every generated instance (default: "
+        "the PE paper's Appendix F rule, 30 up to 20 customers; a lower one gives more "
+        "routes).")] = None,
     test_size: Annotated[int, typer.Option(metavar="N", help="Fixed test instances.")] = 128,
     images: Annotated[int, typer.Option(
         min=1, max=8, metavar="N", help="Symmetric images per test instance, 1..8.")] = 1,
@@ -52,6 +57,12 @@ def compare_pe(
         "--augment", hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
+    executor: ExecutorName = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, metavar="N",
+        help="Worker processes of pool and of dask's LocalCluster, one (PE, seed) pair and one "
+             "thread each (default 1: this process, with --threads).")] = 1,
+    scheduler: Scheduler = None,
     summary_only: Annotated[bool, typer.Option(
         help="Print the table of the rows already in --out, train nothing.")] = False,
     versus: Annotated[str | None, typer.Option(
@@ -64,6 +75,7 @@ def compare_pe(
     (mean ± sd over seeds), paired comparisons with IPE+XPE and the paper's values."""
     from routecli.cli.common import console
     from routecli.experiments.pe.compare import compare
+    from routecli.tasks import make_executor
 
     if pe.strip().lower() == "all":
         err_console.print("note: compare-pe --pe all is deprecated (it means table4 here, and "
@@ -71,7 +83,8 @@ def compare_pe(
         pe = TABLE4
     done = compare(problem, size, pe, runs if seeds is None else seeds, budget, backbone, out,
                    test_size, images if augment is None else augment, threads, device,
-                   summary_only, versus, log=lambda line: console.print(line, markup=False))
+                   summary_only, versus, log=lambda line: console.print(line, markup=False),
+                   capacity=capacity, executor=make_executor(executor, workers, scheduler))
     console.print(done.summary, markup=False)
     console.print(f"wrote {done.summary_files[0]} and {done.summary_files[1]}")
     if done.claims:

@@ -1,5 +1,6 @@
 """Progress on stderr: the bar of long constructions (nodes placed, nodes per second and the
-time left), and the count of long work done item by item.
+time left; a search on as large an instance shows its best cost in the bar's label instead),
+and the count of long work done item by item.
 
 ``routecli solve`` shows the node bar for instances above :data:`BAR_MIN_NODES` nodes when
 stderr is a terminal and ``--json`` is off; elsewhere a one-line status (or nothing) remains.
@@ -35,8 +36,11 @@ def wants_bar(size: int) -> bool:
 
 
 @contextmanager
-def node_bar(label: str, size: int) -> Iterator[ProgressFn]:
-    """A bar over ``size`` nodes; yields the progress callback that moves it (by share)."""
+def node_bar(label: str, size: int,
+             describe: Callable[[SolveProgress], str] | None = None) -> Iterator[ProgressFn]:
+    """A bar over ``size`` nodes; yields the progress callback that moves it (by share), or
+    shows ``describe(progress)`` after the label for a report without a share (a search's
+    best cost)."""
     columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
                TextColumn("{task.fields[rate]} nodes/s"), TimeRemainingColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
@@ -44,6 +48,8 @@ def node_bar(label: str, size: int) -> Iterator[ProgressFn]:
 
         def show(progress: SolveProgress) -> None:
             if progress.share is None:
+                if describe is not None:
+                    bar.update(task, description=f"{label}: {describe(progress)}")
                 return
             placed = progress.share * size
             rate = f"{placed / progress.seconds:,.0f}" if progress.seconds > 0 else "-"

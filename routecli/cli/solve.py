@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from routecli.solvers import Progress, Solver, SolveResult
     from routecli.stop import Criterion
 
+# Seconds between two progress lines of a search when stderr is a file, not a terminal (the
+# status line shows only on a terminal).
+PROGRESS_EVERY = 30.0
+
 
 @run_options
 def solve(
@@ -67,6 +71,8 @@ def solve(
     paths = expand_inputs(list(files))
     if bks is not None and len(paths) > 1:
         raise OptionError("--bks applies to a single instance; pass one file")
+    if "init" in options.given and len(paths) > 1:
+        raise OptionError("--init applies to a single instance; pass one file")
     stop = options.stop()
     settings = options.settings()
     solver = make_solver(options.model, settings)
@@ -130,18 +136,27 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
 
     since = time.perf_counter() if since is None else since
     reference, source = best_known(instance, path, bks)
+
+    def describe(progress: Progress) -> str:
+        return progress_text(progress, reference)
+
     if machine:
         result = run(solver, instance, seed=seed, stop=stop, bks=reference)
     elif wants_bar(instance.size):
         with node_bar(f"{instance.name} ({instance.size}) with {solver.name}",
-                      instance.size) as show_bar:
+                      instance.size, describe) as show_bar:
             result = run(solver, instance, seed=seed, stop=stop, bks=reference, progress=show_bar)
     else:
         label = f"solving {instance.name} ({instance.size}) with {solver.name}"
+        logged = [0.0]  # when the last progress line went to a non-terminal stderr
         with console.status(label) as line:
 
             def show(progress: Progress) -> None:
-                line.update(f"{label}: {progress_text(progress)}")
+                line.update(f"{label}: {describe(progress)}")
+                if (not err_console.is_terminal and progress.best is not None
+                        and progress.seconds - logged[0] >= PROGRESS_EVERY):
+                    logged[0] = progress.seconds
+                    err_console.print(f"{label}: {describe(progress)}", markup=False)
 
             result = run(solver, instance, seed=seed, stop=stop, bks=reference, progress=show)
     written = None
@@ -175,16 +190,21 @@ def provenance(solver: Solver, settings: Any, problem: str) -> dict[str, Any]:
             "checkpoint_sha256": digest, "routecli_version": __version__}
 
 
-def progress_text(progress: Progress) -> str:
+def progress_text(progress: Progress, bks: float | None = None) -> str:
     """The status line of a running solve: share done with the time it has taken and an
-    estimate of the time left, or best cost so far."""
+    estimate of the time left, or best cost so far (and its gap to ``bks``)."""
     if progress.share is not None:
         text = f"{progress.share:.0%} after {progress.seconds:.0f}s"
         if 0 < progress.share < 1:
             left = progress.seconds * (1 - progress.share) / progress.share
             text += f", about {left:.0f}s left"
         return text
-    return f"best {fmt_cost(progress.best)} at {progress.seconds:.1f}s"
+    text = f"best {fmt_cost(progress.best)}"
+    if bks is not None and progress.best is not None:
+        from routecli.problems import gap
+
+        text += f" (gap {fmt_gap(gap(progress.best, bks))})"
+    return f"{text} at {progress.seconds:.1f}s"
 
 
 def print_result(r: SolveResult, written: Path | None, row: dict[str, Any]) -> None:

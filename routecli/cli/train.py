@@ -9,7 +9,7 @@ import typer
 
 from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
 from routecli.errors import OptionError
-from routecli.miloop.options import Distribution, Loss
+from routecli.miloop.options import Distribution, Loss, Targets
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, PrecisionChoice
 from routecli.stop import MAX_SECONDS, MaxRuntime
 
@@ -17,8 +17,7 @@ if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
 
 RUN_FILES = "last.pt, best.pt, log.jsonl"
-RUN_FILES_WHEN = ("log.jsonl as it goes, last.pt at each checkpoint and at the end, best.pt "
-                  "after each better validation")
+MILOOP_RUN_FILES = "last.pt, state-bf16.pt, best.pt, log.jsonl"  # with its compact state
 
 
 def _time_limit(value: float | None) -> float | None:
@@ -33,13 +32,21 @@ TrainTimeLimit = Annotated[float | None, typer.Option(
     "last.pt.")]
 
 
-def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool) -> Path:
+def when_written(files: str) -> str:
+    """When each of the run ``files`` appears (a run announces them before any exists)."""
+    saved = [f for f in files.split(", ") if f not in ("best.pt", "log.jsonl")]
+    return (f"log.jsonl as it goes, {' and '.join(saved)} at each checkpoint and at the end, "
+            "best.pt after each better validation")
+
+
+def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool,
+               files: str = RUN_FILES) -> Path:
     """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``),
     checked (:func:`routecli.train.runlog.check_run_folder`) and said out loud."""
     from routecli.train.runlog import check_run_folder
 
     folder = check_run_folder(Path(out or run_dir or default), resume)
-    console.print(f"{'resuming' if resume else 'training'} in {folder}/: {RUN_FILES_WHEN}",
+    console.print(f"{'resuming' if resume else 'training'} in {folder}/: {when_written(files)}",
                   markup=False)
     return folder
 
@@ -69,7 +76,7 @@ def train(
                      ] = "miloop",
     out: Annotated[str | None, typer.Option(
         "--out", "-o", metavar="FOLDER",
-        help=f"Run folder for {RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
+        help=f"Run folder for {MILOOP_RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
     run_dir: Annotated[str | None, typer.Option(
         "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
     size: Annotated[int | None, typer.Option(
@@ -127,6 +134,11 @@ def train(
         min=1, metavar="N", help="Labelled instances per size in a supervised stage.")] = 1000,
     label_jobs: Annotated[int, typer.Option(
         min=1, metavar="N", help="Processes labelling a pool.")] = 1,
+    targets: Annotated[Targets, typer.Option(
+        metavar="NAME", help="Teacher forcing towards the label's action (label) or towards "
+        "every action as good as it (equivalent: any end of a route the label has not started "
+        "where it starts a route, either neighbour where a tour leaves its start), in "
+        "imitation and supervised stages.")] = "label",
     distribution: Annotated[Distribution, typer.Option(
         metavar="NAME", help="Training instances: uniform (the papers') or mixed (TSP, CVRP: "
         "integer grids, clustered or not, normalised as files are read; CVRP depots, demand "
@@ -174,7 +186,8 @@ def train(
                       distribution=distribution, precision=precision, compile=compile,
                       activation_gb=activation_gb,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
-                      device=device, layers=layers, fusion=fusion, gated=gated, memory=memory)
-    folder = run_folder(out, run_dir, cfg.run_dir, resume)
+                      device=device, layers=layers, fusion=fusion, gated=gated, memory=memory,
+                      targets=targets)
+    folder = run_folder(out, run_dir, cfg.run_dir, resume, MILOOP_RUN_FILES)
     trainer = Trainer(cfg, resume=resume)
     report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)

@@ -1,7 +1,7 @@
 """MiLoop ablations (MiLoop Tables 4-5) on a scaled protocol: each variant is trained from
-scratch on the same instance stream for the same CPU budget (spent by the first seed; the
-other seeds train as many steps as it reached, so that machines of different speed train them
-alike), then decoded greedily on fixed test sets of the training size and larger ones (the
+scratch on the same instance stream for the same number of updates (``steps``; or, with
+``steps`` 0, for the CPU budget its first seed spends, the other seeds as many steps as it
+reached), then decoded greedily on fixed test sets of the training size and larger ones (the
 paper: TSP100, 1K, 10K).
 
 Variants (:data:`VARIANTS`) switch the components of :class:`routecli.miloop.model.MiLoopConfig`
@@ -15,15 +15,15 @@ A run folder per (variant, seed) resumes training from its ``last.pt``; test res
 the caller's result store (``benchmarks/miloop_ablation.py``: the shared result log, keyed by
 variant, seed, test set and settings), so an interrupted study continues where it stopped.
 :func:`summarize` gives per variant and test size the mean gap over seeds, its standard
-deviation, and the difference from ``full`` with the standard error of that difference
-(``|diff| > 2 se``: the budget separates them).
+deviation, and the test against ``full`` of :mod:`routecli.experiments.stats`: the difference
+with its 95% interval (seeds and test instances resampled), Welch's p over the per-seed gaps,
+Holm-corrected over every (variant, test size) of the table, and the verdict it allows.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -32,8 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from routecli.atomic import atomic_write_text
 from routecli.errors import OptionError
+from routecli.experiments import stats
 from routecli.miloop.options import Loss
+from routecli.tasks import Executor, Inline, Task, run_tasks, task_key
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,10 @@ PAPER_SETS = ("TSP100", "TSP1K", "TSP10K")  # the paper's test sets, in order of
 @dataclass(frozen=True)
 class Protocol:
     """What every (variant, seed) shares: training on ``train_size``-node TSP instances, ``batch``
-    instances x ``rollouts`` starts per step, until ``cpu_minutes`` of CPU time of training
-    steps (checked every ``chunk`` steps, each ending with a validation on ``val_instances``);
-    testing on ``test_num`` instances of each of ``test_sizes`` (seed ``test_seed``)."""
+    instances x ``rollouts`` starts per step, for ``steps`` updates (0: until ``cpu_minutes``
+    of CPU time of training steps, checked every ``chunk`` steps, each ending with a validation
+    on ``val_instances``); testing on ``test_num`` instances of each of ``test_sizes`` (seed
+    ``test_seed``)."""
 
     train_size: int = 20
     batch: int = 8
@@ -93,17 +97,22 @@ class Protocol:
     test_num: int = 128
     test_seed: int = 2026
     max_steps: int = 1_000_000  # the curriculum's length: the CPU budget ends a run first
+    steps: int = 0  # updates per (variant, seed); 0: the CPU budget decides
 
     def __post_init__(self) -> None:
         if min(self.train_size, self.batch, self.chunk, self.val_instances, self.test_num,
-               *self.test_sizes) < 1 or self.rollouts < 2 or not self.cpu_minutes > 0:
+               *self.test_sizes) < 1 or self.rollouts < 2 or not self.cpu_minutes > 0 \
+                or self.steps < 0:
             raise OptionError(f"ablation protocol needs positive sizes and budgets and >= 2 "
                               f"rollouts, got {self}")
 
     def settings(self, name: str) -> str:
-        """The JSON a result row records: the variant and the protocol."""
-        return json.dumps({"variant": name, **asdict(VARIANTS[name]), **asdict(self)},
-                          sort_keys=True)
+        """The JSON a result row records: the variant and the protocol (``steps`` only when it
+        is set, so rows of a CPU-budget study keep their settings)."""
+        fields = asdict(self)
+        if not self.steps:
+            del fields["steps"]
+        return json.dumps({"variant": name, **asdict(VARIANTS[name]), **fields}, sort_keys=True)
 
 
 def parse_variants(text: str) -> list[str]:
@@ -170,7 +179,8 @@ def set_name(size: int, protocol: Protocol) -> str:
 def evaluate_variant(weights: Path, size: int, protocol: Protocol, jobs: int = 1
                      ) -> tuple[np.ndarray, np.ndarray, float]:
     """Greedy costs of the policy in ``weights`` on the test set of ``size``, the PyVRP
-    reference costs (cached) and the decoding seconds."""
+    reference costs (cached; computed on ``jobs`` processes when missing) and the decoding
+    seconds."""
     import torch
 
     from routecli import generate
@@ -210,98 +220,136 @@ class Evaluation:
         return gap(self.costs, self.reference)
 
 
+def train_and_test(name: str, seed: int, protocol: Protocol, folder: Path, sizes: list[int],
+                   threads: int = 1, compile: bool = True, steps: int | None = None
+                   ) -> tuple[list[Evaluation], str]:
+    """Train (or resume) (variant ``name``, ``seed``) in ``folder`` and test it on ``sizes``
+    (a task): the evaluations and the training log's text."""
+    trained = train_variant(name, seed, protocol, folder, threads, compile, steps=steps)
+    results = []
+    for size in sizes:
+        costs, reference, seconds = evaluate_variant(folder / "last.pt", size, protocol)
+        results.append(Evaluation(name, seed, size, costs, reference, seconds,
+                                  int(trained["steps"]), trained["cpu_seconds"]))
+    return results, (folder / "log.jsonl").read_text()
+
+
 def run_study(names: list[str], seeds: list[int], protocol: Protocol, runs: Path, logs: Path,
               is_done: Callable[[str, int, int], bool], record: Callable[[Evaluation], None],
               threads: int = 1, compile: bool = True, jobs: int = 1,
-              log: Callable[[str], None] = print) -> None:
+              log: Callable[[str], None] = print, executor: Executor | None = None) -> None:
     """Train and test every (variant, seed, test size) that ``is_done`` does not report done,
-    seed by seed (an interrupted study has every variant on its first seeds), handing each
-    test result to ``record`` (the caller's result store). Run folders are ``runs/<variant>-
-    s<seed>``; each trained run's ``log.jsonl`` is copied to ``logs/`` for the learning
-    curves."""
-    for seed in seeds:
-        for name in names:
-            missing = [size for size in protocol.test_sizes if not is_done(name, seed, size)]
-            if not missing:
-                continue
-            folder = runs / f"{name}-s{seed}"
-            steps = None if seed == seeds[0] else budget_steps(logs, name, seeds[0])
-            trained = train_variant(name, seed, protocol, folder, threads, compile, steps=steps)
-            log(f"{name} seed {seed}: trained {trained['steps']:.0f} steps, "
-                f"{trained['cpu_seconds'] / 60:.1f} CPU-min")
-            logs.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(folder / "log.jsonl", logs / f"{name}-s{seed}.jsonl")
-            for size in missing:
-                costs, reference, seconds = evaluate_variant(folder / "last.pt", size,
-                                                             protocol, jobs)
-                result = Evaluation(name, seed, size, costs, reference, seconds,
-                                    int(trained["steps"]), trained["cpu_seconds"])
-                record(result)
-                log(f"{name} seed {seed} TSP-{size}: gap {result.gaps.mean():.2f}%")
+    each (variant, seed) a task on ``executor`` (default: this process), handing each test
+    result to ``record`` (the caller's result store) as its task finishes. Without a step
+    budget (``protocol.steps``) the first seed of every variant runs first (it spends the CPU
+    budget, :func:`budget_steps`), then the other seeds; an interrupted study has every
+    variant on its first seeds. Run folders are
+    ``runs/<variant>-s<seed>``; each trained run's ``log.jsonl`` is copied to ``logs/`` for
+    the learning curves. The PyVRP references of the test sets are computed first, on
+    ``jobs`` processes."""
+    from routecli import generate
+    from routecli.baselines.reference import reference_solutions
+
+    for size in protocol.test_sizes:
+        raw = generate.tsp(protocol.test_num, size, protocol.test_seed)
+        reference_solutions(generate.batch_instances("tsp", raw), jobs=jobs, progress=False)
+
+    def keep(task: Task, result: tuple[list[Evaluation], str]) -> None:
+        evaluations, text = result
+        name, seed = task.args[0], task.args[1]
+        logs.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(logs / f"{name}-s{seed}.jsonl", text)
+        for evaluation in evaluations:
+            record(evaluation)
+            log(f"{name} seed {seed} TSP-{evaluation.size}: trained "
+                f"{evaluation.train_steps} steps, {evaluation.train_cpu_seconds / 60:.1f} "
+                f"CPU-min; gap {evaluation.gaps.mean():.2f}%")
+
+    with executor or Inline() as engine:
+        for wave in ([seeds] if protocol.steps else [[seeds[0]], seeds[1:]]):
+            tasks = []
+            for seed in wave:
+                for name in names:
+                    missing = [s for s in protocol.test_sizes if not is_done(name, seed, s)]
+                    if not missing:
+                        continue
+                    steps = protocol.steps or (None if seed == seeds[0]
+                                               else budget_steps(logs, name, seeds[0]))
+                    tasks.append(Task(
+                        task_key("ablation", f"{name}-s{seed}", variant=name, seed=seed,
+                                 settings=protocol.settings(name), sizes=missing, steps=steps),
+                        train_and_test, (name, seed, protocol, runs / f"{name}-s{seed}",
+                                         missing, threads, compile, steps)))
+            run_tasks(tasks, engine, keep)
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One variant on one test size: mean gap (%) over seeds, its standard deviation, and the
-    difference from ``full`` with the standard error of the difference."""
+    """One variant on one test size: mean objective and gap (%) over seeds, the gap's standard
+    deviation, and (not for ``full``) the test against ``full``."""
 
     seeds: int
     obj: float
     gap: float
     gap_sd: float
-    diff: float
-    diff_se: float
+    versus_full: stats.Comparison | None = None
 
 
-def seed_gaps(rows: list[dict[str, str]]) -> dict[tuple[str, int, int], tuple[float, float]]:
-    """``(variant, seed, size) -> (mean objective, mean gap %)`` over the test instances of
-    result rows (``solver`` = variant, ``seed``, ``n``, ``cost``, ``gap_pct``)."""
-    groups: dict[tuple[str, int, int], list[tuple[float, float]]] = {}
+def instance_gaps(rows: list[dict[str, str]]) -> dict[tuple[str, int], dict[int, np.ndarray]]:
+    """``(variant, size) -> seed -> gap (%) per test instance`` (in instance order) of result
+    rows (``solver`` = variant, ``seed``, ``n``, ``instance``, ``gap_pct``)."""
+    groups: dict[tuple[str, int], dict[int, dict[int, float]]] = {}
     for r in rows:
-        key = (r["solver"], int(r["seed"]), int(r["n"]))
-        groups.setdefault(key, []).append((float(r["cost"]), float(r["gap_pct"])))
-    return {k: (float(np.mean([v[0] for v in vs])), float(np.mean([v[1] for v in vs])))
-            for k, vs in groups.items()}
+        seeds = groups.setdefault((r["solver"], int(r["n"])), {})
+        seeds.setdefault(int(r["seed"]), {})[int(r["instance"])] = float(r["gap_pct"])
+    return {key: {seed: np.array([g for _, g in sorted(gaps.items())])
+                  for seed, gaps in seeds.items()} for key, seeds in groups.items()}
 
 
-def _sd(values: list[float]) -> float:
-    return float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
-
-
-def summarize(rows: list[dict[str, str]]) -> dict[str, dict[int, Cell]]:
-    """``{variant: {test size: Cell}}`` from result rows."""
-    per_seed = seed_gaps(rows)
+def summarize(rows: list[dict[str, str]],
+              correction: stats.Correction = "holm") -> dict[str, dict[int, Cell]]:
+    """``{variant: {test size: Cell}}`` from result rows; every variant tested against
+    ``full`` at every size, the p-values corrected together."""
+    gaps = instance_gaps(rows)
+    objs: dict[tuple[str, int], list[float]] = {}
+    for r in rows:
+        objs.setdefault((r["solver"], int(r["n"])), []).append(float(r["cost"]))
+    pairs = [(("full", size), (name, size)) for name, size in gaps
+             if name != "full" and ("full", size) in gaps]
+    arrays = {f"{name}@{size}": np.stack([g for _, g in sorted(seeds.items())])
+              for (name, size), seeds in gaps.items()}
+    tests = stats.compare(arrays, [(f"{a[0]}@{a[1]}", f"{b[0]}@{b[1]}") for a, b in pairs],
+                          correction)
+    versus = {b: test for (_, b), test in zip(pairs, tests, strict=True)}
     out: dict[str, dict[int, Cell]] = {}
-    for name in dict.fromkeys(k[0] for k in per_seed):
-        cells = {}
-        for size in sorted({k[2] for k in per_seed if k[0] == name}):
-            mine = [v for k, v in per_seed.items() if k[0] == name and k[2] == size]
-            full = [v[1] for k, v in per_seed.items() if k[0] == "full" and k[2] == size]
-            gaps = [v[1] for v in mine]
-            gap, sd = float(np.mean(gaps)), _sd(gaps)
-            diff = gap - float(np.mean(full)) if full else math.nan
-            diff_se = math.hypot(sd / math.sqrt(len(gaps)), _sd(full) / math.sqrt(len(full))) \
-                if full and name != "full" else math.nan
-            cells[size] = Cell(len(gaps), float(np.mean([v[0] for v in mine])), gap, sd,
-                               diff if name != "full" else math.nan, diff_se)
-        out[name] = cells
-    return out
+    for (name, size), seeds in gaps.items():
+        per_seed = [float(g.mean()) for g in seeds.values()]
+        out.setdefault(name, {})[size] = Cell(
+            len(per_seed), float(np.mean(objs[(name, size)])), float(np.mean(per_seed)),
+            float(np.std(per_seed, ddof=1)) if len(per_seed) > 1 else math.nan,
+            versus.get((name, size)))
+    return {name: dict(sorted(cells.items())) for name, cells in out.items()}
 
 
 def _fmt(value: float, digits: int = 2) -> str:
     return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
+VERDICT_WORDS = {"a": "full better", "b": "variant better", "not separated": "not separated",
+                 "pending": "pending"}
+
+
 def markdown(summary: dict[str, dict[int, Cell]], protocol: Protocol, command: str) -> str:
     """Table 5's layout (components, layers, loss; per test size Obj. (Gap)), ours with the
-    seed spread and the difference from ``full``, the paper's row beside (its test set of
-    the same rank: TSP100, TSP1K, TSP10K)."""
+    seed spread and the test against ``full``, the paper's row beside (its test set of the same
+    rank: TSP100, TSP1K, TSP10K)."""
     sizes = sorted({s for cells in summary.values() for s in cells})
     head = "| Fusion | Update | Looped | Layers | Train | variant | " + " | ".join(
-        f"TSP-{s}: Obj. (Gap %) ± sd | diff vs full ± se | paper "
+        f"TSP-{s}: Obj. (Gap %) ± sd | vs full: diff [95% CI], Holm p | verdict | paper "
         f"{PAPER_SETS[k] if k < len(PAPER_SETS) else '-'}" for k, s in enumerate(sizes)) + " |"
-    lines = [head, "|" + "---|" * (6 + 3 * len(sizes))]
+    lines = [head, "|" + "---|" * (6 + 4 * len(sizes))]
     mark = {True: "✓", False: "×"}
+    tested = 0
     for name in VARIANTS:
         if name not in summary:
             continue
@@ -312,19 +360,27 @@ def markdown(summary: dict[str, dict[int, Cell]], protocol: Protocol, command: s
             paper = PAPER_TABLE5[name].get(PAPER_SETS[k]) if k < len(PAPER_SETS) else None
             ours = "-" if c is None else \
                 f"{_fmt(c.obj, 3)} ({_fmt(c.gap)} ± {_fmt(c.gap_sd)}, {c.seeds} seeds)"
-            diff = "-" if c is None or math.isnan(c.diff) else \
-                f"{c.diff:+.2f} ± {_fmt(c.diff_se)}"
-            cells += [ours, diff, "-" if paper is None else f"{paper[0]:.2f} ({paper[1]:.2f}%)"]
+            t = None if c is None else c.versus_full
+            diff = "-" if t is None else \
+                f"{t.effect:+.2f} [{t.ci_low:+.2f}, {t.ci_high:+.2f}], {stats.fmt_p(t.p_adjusted)}"
+            tested += t is not None
+            cells += [ours, diff, "-" if t is None else VERDICT_WORDS[t.verdict],
+                      "-" if paper is None else f"{paper[0]:.2f} ({paper[1]:.2f}%)"]
         lines.append(f"| {mark[v.fusion and v.memory]} | {mark[v.gated and v.memory]} | "
                      f"{mark[v.memory]} | {v.layers} | {v.loss.upper()} | {name} | "
                      + " | ".join(cells) + " |")
+    budget = (f"{protocol.steps:,} updates each" if protocol.steps else
+              f"{protocol.cpu_minutes:g} CPU-minutes (the first seed of each variant; the other "
+              f"seeds as many steps as it reached)")
     return (f"TSP, trained on TSP-{protocol.train_size} ({protocol.batch} instances x "
-            f"{protocol.rollouts} rollouts per step, lr {protocol.lr:g}) for "
-            f"{protocol.cpu_minutes:g} CPU-minutes (the first seed of each variant; the other "
-            f"seeds as many steps as it reached); greedy decoding of "
-            f"{protocol.test_num} test instances per size (seed {protocol.test_seed}); gap to "
-            f"PyVRP. ± sd: over seeds; diff ± se: mean gap minus full's, with the standard "
-            f"error of the difference.\n\n" + "\n".join(lines) + f"\n\n```sh\n{command}\n```\n")
+            f"{protocol.rollouts} rollouts per step, lr {protocol.lr:g}) for {budget}; greedy "
+            f"decoding of {protocol.test_num} test instances per size (seed "
+            f"{protocol.test_seed}); gap to PyVRP. ± sd: over seeds; vs full: the variant's mean "
+            f"gap minus full's with its 95% interval (seeds and instances resampled) and Welch's "
+            f"p over the per-seed gaps, Holm-corrected over the table's {tested} tests; a verdict "
+            f"needs a corrected p below {stats.ALPHA}, an interval without 0 and at least "
+            f"{stats.MIN_SEEDS} seeds a side.\n\n" + "\n".join(lines)
+            + f"\n\n```sh\n{command}\n```\n")
 
 
 def curves(logs: Path) -> dict[str, list[tuple[list[float], list[float]]]]:

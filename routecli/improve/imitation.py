@@ -97,14 +97,15 @@ def move_costs(env: Env) -> Tensor:
 
 
 def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
-                 kind: str = "pairwise") -> dict[str, Any]:
+                 kind: str = "pairwise", capacity: float | None = None) -> dict[str, Any]:
     """Run the epsilon-greedy teacher of moves of ``kind`` (``pairwise``: DACT, ``pair``: N2S)
     on every instance; keep every ``keep_every``-th state (with ``train_states``
     ``improvable``, those where some move shortens the tour): ``instance`` ``[S]``, ``order``
     ``[S, V]``, ``last`` ``[S, 3]``, ``target`` ``[S]`` (the flattened teacher move), ``ties``
     ``[S, M]``, ``improvable`` ``[S]``, for N2S ``recent`` ``[S, W]`` (the request removed at
-    each step of the signature window, ``-1``: none), and the generated ``batch`` (tensors)."""
-    batch = generate_instances(problem, size, cfg.instances, data_seed(seed, 0, 0))
+    each step of the signature window, ``-1``: none), and the generated ``batch`` (tensors;
+    ``capacity`` as :func:`routecli.improve.train.generate_instances`)."""
+    batch = generate_instances(problem, size, cfg.instances, data_seed(seed, 0, 0), capacity)
     data = make_instances(problem, batch)
     generator = seeded_generator("cpu", seed)
     env = Env(data, initial_orders(data, generator), kind=kind, window=data.slots - 1)
@@ -115,7 +116,6 @@ def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
         kept["recent"] = []
     for step in range(cfg.trajectory):
         costs = move_costs(env)
-        allowed = torch.isfinite(costs)
         flat = costs.flatten(1)
         target = flat.argmin(1)  # [B]
         ties = as_good_as_best(flat)  # [B, M]
@@ -129,26 +129,49 @@ def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
                 state["recent"] = torch.where(removed, env.removals.argmax(-1), -1).to(torch.int8)
             for key, value in state.items():
                 kept[key].append(value[keep].clone())
-        uniform = torch.rand(flat.shape, generator=generator)
-        random_move = uniform.masked_fill(~allowed.flatten(1), -1.0).argmax(1)
-        explore = torch.rand(data.size, generator=generator) < cfg.epsilon
-        env.step(unflatten_move(torch.where(explore, random_move, target), costs.shape[-1]))
+        env.step(teacher_move(costs, target, cfg.epsilon, generator))
     return {"batch": {k: torch.as_tensor(v) for k, v in batch.items()},
             **{key: torch.cat(value) for key, value in kept.items()}}
 
 
+def teacher_move(costs: Tensor, best: Tensor, epsilon: float,
+                 generator: torch.Generator) -> Tensor:
+    """The epsilon-greedy teacher's move ``[B, 3]``: the best flattened move ``best`` ``[B]``,
+    or with probability ``epsilon`` a uniformly random allowed one (finite ``costs``)."""
+    flat = costs.flatten(1)
+    uniform = torch.rand(flat.shape, generator=generator, device=flat.device)
+    random_move = uniform.masked_fill(~torch.isfinite(flat), -1.0).argmax(1)
+    explore = torch.rand(flat.shape[0], generator=generator, device=flat.device) < epsilon
+    return unflatten_move(torch.where(explore, random_move, best), costs.shape[-1])
+
+
+@torch.no_grad()
+def teacher_evaluate(data: Instances, steps: int, epsilon: float, seed: int,
+                     kind: str = "pairwise") -> Tensor:
+    """Best costs ``[B]`` of the epsilon-greedy teacher (``epsilon`` 0: best improvement, 1: a
+    uniformly random allowed move per step) run for ``steps`` moves from the same seeded random
+    tours as :func:`routecli.improve.train.evaluate`: the teacher and random rows of a
+    comparison table."""
+    generator = seeded_generator(data.coords.device, seed)
+    env = Env(data, initial_orders(data, generator), kind=kind, window=data.slots - 1)
+    for _ in range(steps):
+        costs = move_costs(env)
+        env.step(teacher_move(costs, costs.flatten(1).argmin(1), epsilon, generator))
+    return env.best
+
+
 def labelled_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
                     cache: Path | None = None, log: Callable[[str], None] | None = None,
-                    kind: str = "pairwise") -> dict[str, Any]:
+                    kind: str = "pairwise", capacity: float | None = None) -> dict[str, Any]:
     """:func:`label_states`, read from ``cache`` when it exists, else labelled and saved there;
     processes that need the same missing file wait for the one labelling it."""
     if cache is None:
-        return label_states(problem, size, cfg, seed, kind)
+        return label_states(problem, size, cfg, seed, kind, capacity)
     with one_at_a_time(cache.with_suffix(".lock")):
         if cache.is_file():
             return torch.load(cache, weights_only=True)
         started = time.perf_counter()
-        states = label_states(problem, size, cfg, seed, kind)
+        states = label_states(problem, size, cfg, seed, kind, capacity)
         atomic_write(cache, lambda handle: torch.save(states, handle))
     if log is not None:
         log(f"labelled {len(states['target'])} states in {time.perf_counter() - started:.0f} s")
@@ -229,11 +252,12 @@ def fit(model: Policy, optimizer: torch.optim.Optimizer, data: Instances,
 def train_imitation(model: Policy, problem: str, size: int, cfg: ImitationConfig, seed: int,
                     cache: Path | None = None,
                     log: Callable[[dict[str, Any]], None] | None = None,
-                    device: str | torch.device = "cpu", log_every: int = 500) -> None:
+                    device: str | torch.device = "cpu", log_every: int = 500,
+                    capacity: float | None = None) -> None:
     """Label (or read from ``cache``) the seed's states and fit ``model`` in place on
     ``device``, where the model already is; ``log`` gets the mean loss of every ``log_every``
     updates."""
-    states = labelled_states(problem, size, cfg, seed, cache, kind=model.kind)
+    states = labelled_states(problem, size, cfg, seed, cache, kind=model.kind, capacity=capacity)
     data = state_instances(problem, states, device)
     rows = trainable(states, cfg)
     optimizer = make_optimizer(model, cfg)

@@ -94,13 +94,15 @@ def problem_nodes(problem: str, size: int) -> int:
     return size
 
 
-def generate_instances(problem: str, size: int, num: int, seed: int) -> dict[str, np.ndarray]:
-    """A :mod:`routecli.generate` batch (capacity by the PE paper's Appendix F rule)."""
+def generate_instances(problem: str, size: int, num: int, seed: int,
+                       capacity: float | None = None) -> dict[str, np.ndarray]:
+    """A :mod:`routecli.generate` batch; CVRP and VRPTW vehicles of ``capacity`` (default: the
+    PE paper's Appendix F rule)."""
     n = problem_nodes(problem, size)
     if problem == "cvrp":
-        return generate.cvrp(num, n, seed, capacity=None)
+        return generate.cvrp(num, n, seed, capacity=capacity)
     if problem == "vrptw":
-        return generate.vrptw(num, n, seed, capacity=None)
+        return generate.vrptw(num, n, seed, capacity=capacity)
     if problem == "pdtsp":
         return generate.pdtsp(num, n, seed)
     raise ValueError(f"the improvement backbone solves cvrp, vrptw and pdtsp, not {problem!r}")
@@ -252,9 +254,10 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
           operators: tuple[str, ...] = OPERATORS,
           log: Callable[[dict[str, Any]], None] | None = None,
           device: str | torch.device = "cpu", resume: dict[str, Any] | None = None,
-          after_epoch: Callable[[dict[str, Any]], bool] | None = None) -> None:
-    """Train ``model`` in place on generated instances (data and sampling seeded by ``seed``)
-    on ``device``, where the model already is.
+          after_epoch: Callable[[dict[str, Any]], bool] | None = None,
+          capacity: float | None = None) -> None:
+    """Train ``model`` in place on generated instances (data and sampling seeded by ``seed``;
+    ``capacity`` as :func:`generate_instances`) on ``device``, where the model already is.
 
     After every epoch ``after_epoch`` gets the training state (``epoch`` done, ``optimizer``,
     ``schedule`` and ``generator`` states; tensors and numbers only) and returns whether to go
@@ -276,7 +279,7 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
         warm = round(cfg.curriculum * epoch / max(cfg.epochs - 1, 1))
         for b in range(cfg.batches):
             data = make_instances(problem, generate_instances(
-                problem, size, cfg.batch_size, data_seed(seed, epoch, b)), device=device)
+                problem, size, cfg.batch_size, data_seed(seed, epoch, b), capacity), device=device)
             env = make_env(model, data, initial_orders(data, generator), operators)
             if warm:
                 model.train(False)

@@ -27,6 +27,9 @@ import numpy as np
 
 from routecli.kernels.knn import knn as static_knn
 
+# A NodeGrid as numba kernels take it: (xy, start, nodes, cell, x0, y0, nx, ny).
+GridView = tuple[np.ndarray, np.ndarray, np.ndarray, float, float, float, int, int]
+
 
 @nb.njit(cache=True)
 def _build_grid(xy: np.ndarray, cell: float, x0: float, y0: float, nx: int, ny: int):
@@ -63,37 +66,64 @@ def _insert(dist: np.ndarray, idx: np.ndarray, count: int, k: int, d: float, j: 
 
 
 @nb.njit(cache=True)
+def grid_cell(x: float, y: float, cell: float, x0: float, y0: float, nx: int, ny: int):
+    """Column and row of the grid cell holding point ``(x, y)`` (clamped into the grid)."""
+    return (min(nx - 1, max(0, int((x - x0) / cell))),
+            min(ny - 1, max(0, int((y - y0) / cell))))
+
+
+@nb.njit(cache=True)
+def ring_cell(cx: int, cy: int, ring: int, t: int, nx: int, ny: int) -> int:
+    """The ``t``-th of the ``max(8 ring, 1)`` cells at Chebyshev distance ``ring`` from cell
+    ``(cx, cy)``: its id, or -1 when it lies outside the grid."""
+    gx, gy = cx, cy
+    if ring > 0:
+        row = 2 * ring + 1  # the top and bottom rows, corners included
+        if t < row:
+            gx, gy = cx - ring + t, cy - ring
+        elif t < 2 * row:
+            gx, gy = cx - ring + t - row, cy + ring
+        else:  # the columns between them, left then right
+            u = t - 2 * row
+            side = 2 * ring - 1
+            gx = cx - ring if u < side else cx + ring
+            gy = cy - ring + 1 + (u if u < side else u - side)
+    if 0 <= gx < nx and 0 <= gy < ny:
+        return gy * nx + gx
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
+def ring_span(start, cx, cy, ring, t, nx, ny):  # noqa: ANN001, ANN201
+    """Where the nodes of the ``t``-th cell of ring ``ring`` lie in the grid's ``nodes``:
+    ``(lo, hi)``, empty for a cell outside the grid."""
+    c = ring_cell(cx, cy, ring, t, nx, ny)
+    if c < 0:
+        return 0, 0
+    return start[c], start[c + 1]
+
+
+@nb.njit(cache=True)
 def grid_nearest(xy, cur, visited_row, demand, room, skip, k, start, nodes, cell, x0, y0, nx, ny,
                  dist, idx):
     """The ``k`` nearest allowed nodes of node ``cur`` (not ``skip``, not visited, demand within
     ``room``) by a ring search of the grid: sorted by distance (ties by id) into ``dist`` and
     ``idx``; returns how many were found."""
     px, py = xy[cur, 0], xy[cur, 1]
-    cx = min(nx - 1, max(0, int((px - x0) / cell)))
-    cy = min(ny - 1, max(0, int((py - y0) / cell)))
+    cx, cy = grid_cell(px, py, cell, x0, y0, nx, ny)
     count = 0
     ring = 0
     max_ring = max(nx, ny)
     while ring <= max_ring:
-        for gy in range(cy - ring, cy + ring + 1):
-            if gy < 0 or gy >= ny:
-                continue
-            on_edge_row = gy == cy - ring or gy == cy + ring
-            step = 1 if on_edge_row else 2 * ring
-            gx = cx - ring
-            while gx <= cx + ring:
-                if 0 <= gx < nx:
-                    c = gy * nx + gx
-                    for p in range(start[c], start[c + 1]):
-                        j = nodes[p]
-                        if j == skip or visited_row[j] or demand[j] > room:
-                            continue
-                        dx = xy[j, 0] - px
-                        dy = xy[j, 1] - py
-                        count = _insert(dist, idx, count, k, math.sqrt(dx * dx + dy * dy), j)
-                if step == 0:
-                    break
-                gx += step
+        for t in range(max(8 * ring, 1)):
+            lo, hi = ring_span(start, cx, cy, ring, t, nx, ny)
+            for p in range(lo, hi):
+                j = nodes[p]
+                if j == skip or visited_row[j] or demand[j] > room:
+                    continue
+                dx = xy[j, 0] - px
+                dy = xy[j, 1] - py
+                count = _insert(dist, idx, count, k, math.sqrt(dx * dx + dy * dy), j)
         # every point of ring + 1 and beyond is at least ring * cell away
         if count == k and dist[k - 1] <= ring * cell:
             break
@@ -139,19 +169,27 @@ def _query(xy, knn, current, visited, demand, remaining, k, always, always_open,
 
 class NodeGrid:
     """A uniform grid over coordinates ``[N, 2]`` (float64), about two nodes per cell: the
-    nodes of cell ``c`` are ``nodes[start[c]:start[c + 1]]``."""
+    nodes of cell ``c`` are ``nodes[start[c]:start[c + 1]]``; ``view`` is what kernels take."""
 
     def __init__(self, xy: np.ndarray):
+        self.xy = np.ascontiguousarray(xy, np.float64)
+        xy = self.xy
         n = len(xy)
         lo, hi = xy.min(axis=0), xy.max(axis=0)
         span = np.maximum(hi - lo, 1e-12)
-        # nodes on a line (or nearly) get cells along it, not millions of empty thin ones
+        # about two nodes per cell; at least span / n, so nodes on a line make n cells, not n^2
         self.cell = float(max(math.sqrt(span[0] * span[1] * 2.0 / max(n, 1)),
-                              2.0 * span.max() / max(n, 1), 1e-12))
+                              span.max() / max(n, 1), 1e-12))
         self.nx = int(span[0] / self.cell) + 1
         self.ny = int(span[1] / self.cell) + 1
         self.x0, self.y0 = float(lo[0]), float(lo[1])
         self.start, self.nodes = _build_grid(xy, self.cell, self.x0, self.y0, self.nx, self.ny)
+
+    @property
+    def view(self) -> GridView:
+        """``(xy, start, nodes, cell, x0, y0, nx, ny)`` for numba kernels."""
+        return (self.xy, self.start, self.nodes, self.cell, self.x0, self.y0, self.nx,
+                self.ny)
 
 
 class CandidateIndex:

@@ -53,7 +53,7 @@ def _jit() -> ModuleType:
 
 
 def _edges(xy: np.ndarray, src: np.ndarray, dst: np.ndarray, rule: int) -> np.ndarray:
-    """Vectorised ``_edge`` of the numba kernels, formula for formula."""
+    """Vectorised ``edge_length`` of the numba kernels, formula for formula."""
     a, b = xy[src], xy[dst]
     if rule == _GEO:
         q1 = np.cos(a[:, 1] - b[:, 1])

@@ -15,7 +15,7 @@ _GEO_RADIUS = 6378.388
 
 
 @nb.njit(cache=True, inline="always")
-def _edge(ax: float, ay: float, bx: float, by: float, rule: int) -> float:
+def edge_length(ax: float, ay: float, bx: float, by: float, rule: int) -> float:
     if rule == _GEO:
         q1 = math.cos(ay - by)
         q2 = math.cos(ax - bx)
@@ -43,7 +43,7 @@ def edge_lengths(xy: np.ndarray, src: np.ndarray, dst: np.ndarray, rule: int) ->
     for k in range(src.shape[0]):
         a = src[k]
         b = dst[k]
-        out[k] = _edge(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
+        out[k] = edge_length(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
     return out
 
 
@@ -54,7 +54,7 @@ def tour_length(xy: np.ndarray, tour: np.ndarray, rule: int) -> float:
     for k in range(n):
         a = tour[k]
         b = tour[(k + 1) % n]
-        total += _edge(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
+        total += edge_length(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
     return total
 
 
@@ -68,10 +68,10 @@ def routes_length(
         prev = depot
         for k in range(offsets[r], offsets[r + 1]):
             cur = nodes[k]
-            out[r] += _edge(xy[prev, 0], xy[prev, 1], xy[cur, 0], xy[cur, 1], rule)
+            out[r] += edge_length(xy[prev, 0], xy[prev, 1], xy[cur, 0], xy[cur, 1], rule)
             prev = cur
         if offsets[r + 1] > offsets[r]:
-            out[r] += _edge(xy[prev, 0], xy[prev, 1], xy[depot, 0], xy[depot, 1], rule)
+            out[r] += edge_length(xy[prev, 0], xy[prev, 1], xy[depot, 0], xy[depot, 1], rule)
     return out
 
 
@@ -81,5 +81,5 @@ def cumulative(xy: np.ndarray, route: np.ndarray, rule: int) -> np.ndarray:
     for k in range(1, route.shape[0]):
         a = route[k - 1]
         b = route[k]
-        out[k] = out[k - 1] + _edge(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
+        out[k] = out[k - 1] + edge_length(xy[a, 0], xy[a, 1], xy[b, 0], xy[b, 1], rule)
     return out

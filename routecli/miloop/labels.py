@@ -35,6 +35,7 @@ from routecli.baselines.reference import encode as encode_solution
 from routecli.miloop.options import DISTRIBUTIONS, MIXED_PROBLEMS
 from routecli.problems import Routes, Tour
 from routecli.problems.geometry import augment8, unit_square
+from routecli.tasks import Executor, Task, make_executor, run_tasks, task_key
 
 GRID = 1000  # integer coordinates of mixed instances, as in CVRPLIB X
 DEMAND_RANGES = ((1, 1), (1, 3), (1, 10), (5, 10), (1, 100), (50, 100))
@@ -107,6 +108,37 @@ def label_sequences(problem: str, solutions: list[Tour | Routes],
     return torch.as_tensor(out)
 
 
+def equivalent_actions(problem: str, labels: torch.Tensor, nodes: int) -> torch.Tensor | None:
+    """The actions as good as the label's ``[B, T, nodes]`` (node ids) for sequences ``labels``
+    ``[B, T]`` of :func:`label_sequences`, or ``None`` where only the label's action is.
+
+    A label's route order and direction are drawn at random, so where it starts a route
+    (CVRP: a customer after the depot) any end of a route it has not yet started is as good;
+    where a TSP tour leaves its start, either neighbour is. Elsewhere the set is the label's
+    action alone. Teacher forcing towards the set (``-log P(set)``) leaves out the entropy of
+    the arbitrary order, which no policy can learn.
+    """
+    if problem not in ("cvrp", "tsp"):
+        return None
+    batch, steps = labels.shape
+    out = torch.zeros(batch, steps, nodes, dtype=torch.bool, device=labels.device)
+    out.scatter_(2, labels[:, :, None], True)
+    if problem == "tsp":
+        out[:, 1].scatter_(1, labels[:, -1:], True)
+        return out
+    padded = torch.nn.functional.pad(labels, (1, 1))  # depot before the first and after the last
+    customer = labels != 0
+    starts = customer & (padded[:, :-2] == 0)  # [B, T]
+    ends = customer & (padded[:, 2:] == 0)
+    for b in range(batch):
+        first = starts[b].nonzero()[:, 0]  # [R] positions of route starts, in order
+        last = ends[b].nonzero()[:, 0]
+        for r, t in enumerate(first.tolist()):
+            out[b, t, labels[b, first[r:]]] = True
+            out[b, t, labels[b, last[r:]]] = True
+    return out
+
+
 @dataclass
 class LabelPool:
     """Labelled instances of one size, in memory (see the module docstring)."""
@@ -127,6 +159,11 @@ class LabelPool:
         data["locs"] = augment8(data["locs"])[int(rng.integers(8))]
         labels = label_sequences(self.problem, [self.solutions[i] for i in rows], rng)
         return {k: v.to(device) for k, v in data.items()}, labels.to(device)
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The generator seed of chunk ``chunk`` of a label store of instance seed ``seed``."""
+    return int(np.random.SeedSequence([seed, chunk]).generate_state(1)[0] >> 1)
 
 
 LABEL_CHUNK = 200  # instances per file of a LabelStore
@@ -161,8 +198,8 @@ class LabelStore:
         return self.folder / f"chunk-{chunk:05d}.npz"
 
     def chunk_instances(self, chunk: int) -> dict[str, np.ndarray]:
-        seed = int(np.random.SeedSequence([self.seed, chunk]).generate_state(1)[0] >> 1)
-        return training_batch(self.problem, self.distribution, self.size, self.chunk, seed)
+        return training_batch(self.problem, self.distribution, self.size, self.chunk,
+                              chunk_seed(self.seed, chunk))
 
     def chunks(self) -> list[int]:
         """The chunks labelled so far, in order."""
@@ -171,8 +208,10 @@ class LabelStore:
     def __len__(self) -> int:
         return self.chunk * len(self.chunks())
 
-    def label_chunk(self, chunk: int, jobs: int = 1) -> None:
-        """Solve chunk ``chunk`` with PyVRP on the store's budget and write it."""
+    def label_arrays(self, chunk: int, jobs: int = 1) -> dict[str, Any]:
+        """The arrays of chunk ``chunk``: PyVRP's solutions on the store's budget, encoded,
+        and the digest of the instances (a task, in any process; :meth:`write_chunk` stores
+        them)."""
         from routecli.generate import batch_instances
 
         raw = self.chunk_instances(chunk)
@@ -183,9 +222,20 @@ class LabelStore:
         for name in encoded[0]:
             arrays[f"label_{name}"] = np.concatenate([e[name] for e in encoded]).astype(np.int16)
             arrays[f"length_{name}"] = np.array([len(e[name]) for e in encoded], np.int16)
+        return arrays
+
+    def write_chunk(self, chunk: int, arrays: dict[str, Any]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.chunk_path(chunk),
-                     lambda fh: np.savez_compressed(fh, **arrays))
+        atomic_write(self.chunk_path(chunk), lambda fh: np.savez_compressed(fh, **arrays))
+
+    def label_chunk(self, chunk: int, jobs: int = 1) -> None:
+        """Solve chunk ``chunk`` with PyVRP on the store's budget and write it."""
+        self.write_chunk(chunk, self.label_arrays(chunk, jobs))
+
+    def chunk_task(self, chunk: int) -> Task:
+        """Labelling chunk ``chunk`` as a task (its result goes to :meth:`write_chunk`)."""
+        return Task(task_key("labels", f"{self.folder.name}-{chunk}", folder=self.folder.name,
+                             chunk=chunk), self.label_arrays, (chunk,))
 
     def read_chunk(self, chunk: int) -> LabelPool:
         raw = self.chunk_instances(chunk)
@@ -200,15 +250,19 @@ class LabelStore:
                      for i in range(self.chunk)]
         return LabelPool(self.problem, raw, solutions)
 
-    def ensure(self, count: int, jobs: int = 1, progress: bool = True) -> LabelPool:
-        """Label the missing chunks among the first ``ceil(count / chunk)``, then load every
-        chunk there is (a store grown in the background gives more)."""
+    def ensure(self, count: int, jobs: int = 1, progress: bool = True,
+               executor: Executor | None = None) -> LabelPool:
+        """Label the missing chunks among the first ``ceil(count / chunk)``, a task each on
+        ``executor`` (default: a local pool of ``jobs`` processes), each written as it
+        finishes; then load every chunk there is (a store grown in the background gives
+        more)."""
         missing = [c for c in range(-(-count // self.chunk)) if not self.chunk_path(c).exists()]
         if missing and progress:
             print(f"labelling {len(missing) * self.chunk} {self.problem}-{self.size} instances "
                   f"into {self.folder}", flush=True)
-        for c in missing:
-            self.label_chunk(c, jobs)
+        with executor or make_executor("pool", jobs) as engine:
+            run_tasks([self.chunk_task(c) for c in missing], engine,
+                      lambda task, arrays: self.write_chunk(task.args[0], arrays))
         return self.load()
 
     def load(self, limit: int | None = None) -> LabelPool:

@@ -318,6 +318,7 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
             progress: Callable[[int], None] | None = None, precision: str = "fp32",
             grad_from: int = 0, trace: Callable[[int, Observation | ItemObservation, Tensor,
                                                  Tensor, Tensor], None] | None = None,
+            replay_sets: Tensor | None = None,
             check: Callable[[], None] | None = None) -> Rollout:
     """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
 
@@ -336,6 +337,9 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
     count (with ``replay``: teacher forcing on a suffix, the memory at its start reached by
     replaying the prefix under the current parameters, truncated backpropagation through
     the memory).
+    replay_sets ``[B, T, N]``: with ``replay``, the node ids as good as the replayed one at each
+    step (:func:`routecli.miloop.labels.equivalent_actions`); a counted decision then adds
+    ``log P(set)`` instead of the replayed action's log-probability.
     trace(t, obs, log_p, choice, memory): called after each decision with the observation,
     the log-probabilities ``[B, K]``, the chosen candidate index ``[B]`` and the memory after
     the step (analyses of what the policy saw; no effect on the rollout).
@@ -387,6 +391,11 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
                 counted = ~done
             counted = counted & (step >= grad_from)
             picked = log_p.gather(1, choice[:, None]).squeeze(1)
+            if replay_sets is not None and t < replay_sets.shape[1]:
+                ids = replay_sets[:, t]  # [B, N]; candidates may hold the padding id N
+                good = nn.functional.pad(ids, (0, 1)).gather(1, cand.clamp_max(ids.shape[1]))  # [B, K]
+                good = good.scatter(1, choice[:, None], True)  # never empty
+                picked = log_p.masked_fill(~good, float("-inf")).logsumexp(1)
             log_prob = log_prob + torch.where(counted, picked, torch.zeros_like(picked))
             decisions += counted
             if trace is not None:

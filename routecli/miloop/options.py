@@ -23,6 +23,10 @@ LOSSES: tuple[Loss, ...] = get_args(Loss)
 Distribution = Literal["uniform", "mixed"]
 DISTRIBUTIONS: tuple[Distribution, ...] = get_args(Distribution)
 MIXED_PROBLEMS = ("tsp", "cvrp")  # the problems with a mixed distribution
+# teacher forcing towards the label's action, or towards every action as good as it (a route
+# start of a randomly ordered label, either direction out of a tour's start)
+Targets = Literal["label", "equivalent"]
+TARGETS: tuple[Targets, ...] = get_args(Targets)
 # The training curriculum of each problem unless one is given (size:steps:batch:rollouts)
 DEFAULT_CURRICULUM = {
     "tsp": "20:600:8:20,50:400:4:25,100:100000:2:25",

@@ -48,7 +48,13 @@ import torch
 from routecli import generate
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.errors import OptionError
-from routecli.miloop.labels import LabelPool, LabelStore, label_sequences, training_batch
+from routecli.miloop.labels import (
+    LabelPool,
+    LabelStore,
+    equivalent_actions,
+    label_sequences,
+    training_batch,
+)
 from routecli.miloop.model import (
     KIND,
     MiLoop,
@@ -62,8 +68,10 @@ from routecli.miloop.options import (
     DEFAULT_CURRICULUM,
     DISTRIBUTIONS,
     MIXED_PROBLEMS,
+    TARGETS,
     Distribution,
     Loss,
+    Targets,
 )
 from routecli.nn import fused
 from routecli.nn.device import resolve_precision
@@ -85,6 +93,9 @@ SIZE_STEP = 10  # a stage over a size range trains on the multiples of this in t
 # bytes of activations kept per rollout step and row, bfloat16 (measured: 5.2 GB peak for
 # 50 TSP-100 rollouts); float32 keeps twice as much
 ACTIVATION_BYTES_PER_ROW = 20_000
+# a fresh AdamW moves every weight by about lr per step whatever the gradient: after a resume
+# from a compact state (no optimizer moments) the rate ramps up again over this many steps
+REWARM_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -216,6 +227,7 @@ class TrainConfig:
     gated: bool = True
     memory: bool = True
     kp_capacities: tuple[float, ...] = (25.0,)  # KP training capacity, one per step in turn
+    targets: Targets = "label"  # teacher forcing towards the label's action or all as good
 
     def __post_init__(self) -> None:
         """Refuse combinations no run can train (named by their command-line flags)."""
@@ -225,6 +237,8 @@ class TrainConfig:
         if not self.kp_capacities or not all(c > 0 for c in self.kp_capacities):
             raise OptionError(f"--kp-capacity: expected positive numbers, got "
                               f"{self.kp_capacities}")
+        if self.targets not in TARGETS:
+            raise OptionError(f"--targets: choose {', '.join(TARGETS)}, not {self.targets!r}")
         if self.distribution == "mixed" and self.problem not in MIXED_PROBLEMS:
             raise OptionError(f"--distribution: mixed applies to {', '.join(MIXED_PROBLEMS)}")
         if self.problem == "kp" and any(stage.supervised for stage in self.curriculum):
@@ -350,9 +364,10 @@ class Trainer:
         self.best_reference: str | None = None  # the validation references best_gap is against
         self.run_dir = Path(cfg.run_dir)
         self.progress = progress and self.rank == 0
-        last = self.run_dir / "last.pt"
-        if resume and last.exists():
-            self.restore(checkpoint.load(last, KIND, cfg.device))
+        last, small = self.run_dir / "last.pt", self.run_dir / checkpoint.COMPACT
+        self.rewarm_from = 0  # the step a fresh optimizer started at (its learning-rate ramp)
+        if resume and (last.exists() or small.exists()):
+            self.restore(checkpoint.load(last if last.exists() else small, KIND, cfg.device))
             if self.rank == 0:  # the steps after the checkpoint are trained and logged again
                 runlog.rewind(self.run_dir / "log.jsonl", self.step)
         elif cfg.init:
@@ -371,8 +386,14 @@ class Trainer:
                 "best_reference": self.best_reference}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        """Continue from a full state (``last.pt``) or a compact one (:func:`checkpoint.compact`:
+        bfloat16 weights, a fresh optimizer re-warmed over :data:`REWARM_STEPS` steps)."""
+        self.model.load_state_dict({k: v.float() if v.is_floating_point() else v
+                                    for k, v in state["model"].items()})
+        if "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
+        else:
+            self.rewarm_from = int(state["step"])
         self.step = int(state["step"])
         self.instances = int(state["instances"])
         self.elapsed = float(state["elapsed"])
@@ -381,8 +402,12 @@ class Trainer:
         self.best_reference = state.get("best_reference")
 
     def save(self) -> None:
+        """``last.pt`` (everything, for this machine) and its compact copy (what a run folder
+        commits so the run outlives the machine)."""
         if self.rank == 0:
-            checkpoint.save(self.state(), self.run_dir / "last.pt")
+            state = self.state()
+            checkpoint.save(state, self.run_dir / "last.pt")
+            checkpoint.save(checkpoint.compact(state), self.run_dir / checkpoint.COMPACT)
 
     def log(self, record: dict[str, Any]) -> None:
         if self.rank != 0:
@@ -394,9 +419,12 @@ class Trainer:
     # ------------------------------------------------------------ learning
     def learning_rate(self) -> float:
         """The rate of the step about to be taken: ``lr``, ramped linearly over the first
-        ``warmup_steps`` steps of the run, x0.1 after ``decay_at`` of all steps."""
+        ``warmup_steps`` steps of the run (and over the first :data:`REWARM_STEPS` or
+        ``warmup_steps`` after a resume from a compact state, whose optimizer starts afresh),
+        x0.1 after ``decay_at`` of all steps."""
         decayed = self.step >= int(self.cfg.decay_at * self.cfg.total_steps)
-        ramp = min(1.0, (self.step + 1) / self.cfg.warmup_steps) if self.cfg.warmup_steps else 1.0
+        warmup = max(self.cfg.warmup_steps, REWARM_STEPS if self.rewarm_from else 0)
+        ramp = min(1.0, (self.step - self.rewarm_from + 1) / warmup) if warmup else 1.0
         return self.cfg.lr * ramp * (0.1 if decayed else 1.0)
 
     def train_step(self) -> dict[str, float]:
@@ -415,7 +443,8 @@ class Trainer:
             pool = self.pool(size)
             data, labels = pool.sample(rng.choice(len(pool), stage.batch), rng, cfg.device)
             start = int(rng.integers(label_decisions(cfg.problem, labels)))  # first trained one
-            result = run(label_env(cfg.problem, data, labels), replay=labels, grad_from=start)
+            result = run(label_env(cfg.problem, data, labels), replay=labels, grad_from=start,
+                         replay_sets=self.target_sets(data, labels))
             loss = -result.log_prob.sum() / result.decisions.sum().clamp_min(1)
             log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
         elif stage.imitation:
@@ -424,8 +453,9 @@ class Trainer:
                                 cfg.distribution)
             raw = {k: v.cpu().numpy() for k, v in data.items()}
             labels = reference_actions(cfg.problem, raw, cfg.label_time_limit, generator)
-            env = label_env(cfg.problem, data, labels.to(cfg.device))
-            result = run(env, replay=labels.to(cfg.device))
+            labels = labels.to(cfg.device)
+            env = label_env(cfg.problem, data, labels)
+            result = run(env, replay=labels, replay_sets=self.target_sets(data, labels))
             decisions = labels.shape[1] - (not isinstance(env, KPEnv))  # routing: + start node
             loss = -result.log_prob.mean() / decisions
             log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
@@ -453,6 +483,14 @@ class Trainer:
                 "best_cost": float(cost.min(1).values.mean()),
                 "pair_acc": pair_accuracy(log_prob.detach(), cost) if k > 1 else float("nan"),
                 "grad_norm": float(grad_norm), "size": size}
+
+    def target_sets(self, data: dict[str, torch.Tensor], labels: torch.Tensor
+                    ) -> torch.Tensor | None:
+        """The actions a teacher-forced step counts as right (``targets``): the label's alone,
+        or every action as good as it (:func:`routecli.miloop.labels.equivalent_actions`)."""
+        if self.cfg.targets == "label":
+            return None
+        return equivalent_actions(self.cfg.problem, labels, data["locs"].shape[1])
 
     def pool(self, size: int) -> LabelPool:
         """The labels of ``size``: every instance of its :class:`LabelStore`, at least

@@ -7,7 +7,7 @@ from typing import Literal, get_args
 
 from routecli.resources import PRECISION_CHOICES
 from routecli.search.options import REMOVALS
-from routecli.solvers import CliOption
+from routecli.solvers import WARM_START, CliOption
 
 Problem = Literal["cvrp", "vrptw", "pcvrp"]
 PROBLEMS: tuple[Problem, ...] = get_args(Problem)
@@ -31,4 +31,5 @@ CLI_OPTIONS = (
     CliOption("polish", "local-search polish of the result", kind="bool"),
     CliOption("precision", f"the encoder's arithmetic: {', '.join(PRECISION_CHOICES)} (default "
               "auto: bf16 on a GPU that multiplies it natively)", "NAME", PRECISION_CHOICES),
+    WARM_START,
 )

@@ -34,6 +34,10 @@ from routecli.solvers import Effort, ProgressFn, apply_threads
 from routecli.stop import Criterion
 from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 
+# The learned policy's size limit: the dense [V, V] distance bias alone takes 400 MB here, and
+# the encoder's attention as much per head and image.
+LEARNED_MAX_NODES = 10_000
+
 
 @dataclass(frozen=True)
 class Settings(SearchSettings):
@@ -129,13 +133,30 @@ class NDSSolver:
         self._policies[problem] = policy
         return policy
 
+    def check(self, instance: Instance) -> None:
+        """Refuse, before any solving, an instance too large for the learned policy (its
+        encoder attends over all nodes and its decoder reads a dense distance bias: memory
+        grows with ``N^2``) and a warm start that does not fit."""
+        self._check_size(instance)
+        self._inner(instance).check(instance)
+
+    def _check_size(self, instance: Instance) -> None:
+        if self.settings.policy == "learned" and instance.size + 1 > LEARNED_MAX_NODES:
+            raise OptionError(f"nds: {instance.name} has {instance.size + 1} nodes; the learned "
+                              f"policy takes at most {LEARNED_MAX_NODES} (its memory grows with "
+                              "the square of the size); --policy strings runs at any size")
+
+    def _inner(self, instance: Instance) -> SearchSolver:
+        return SearchSolver(self.name, self.policy(instance.problem), self.settings)
+
     def checkpoint_digest(self, problem: str) -> str | None:
         """SHA-256 of the weights that solved ``problem`` (once they are loaded)."""
         return self.digests.get(problem)
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Routes:
-        inner = SearchSolver(self.name, self.policy(instance.problem), self.settings)
+        self._check_size(instance)
+        inner = self._inner(instance)
         solution = inner.solve(instance, seed=seed, stop=stop, progress=progress)
         self.last, self.effort = inner.last, inner.effort
         return solution

@@ -174,8 +174,7 @@ class Episode:
         self.costs = np.array([state_cost(p.node_data, *s.arrays())
                                for p, s in zip(self.problems, self.current)])
         self.scales = np.array([mean_edge(p, s) for p, s in zip(self.problems, self.current)])
-        self.data = [(p.dist, p.node_data, p.capacity, p.timed, p.optional, p.neighbours)
-                     for p in self.problems]
+        self.data = [p.data for p in self.problems]
         self.images = [augment8(p.unit_coords) for p in self.problems]
         self.device = cfg.device
         self.distance = unit_distance(np.stack([p.unit_coords for p in self.problems]),
@@ -201,7 +200,7 @@ class Episode:
         seed_kernels(int(rng.integers(2**31)))
         out = np.empty((len(self.problems), rollouts, k), np.int64)
         for i, (p, s) in enumerate(zip(self.problems, self.current)):
-            string_sets(s.nodes, s.routes, p.neighbours, out[i])
+            string_sets(s.nodes, s.routes, s.totals, p.neighbours, out[i])
         return out
 
     def score(self, actions: np.ndarray, rng: np.random.Generator

@@ -106,9 +106,10 @@ class ResultLog(ResultStore):
     def __init__(self, path: str | Path, extra: Iterable[str] = ()):
         super().__init__(path, [*COLUMNS, *extra], self.KEY)
 
-    def add_row(self, row: ResultRow, **extra: Any) -> dict[str, str]:
-        """Append ``row`` (its own provenance) and the ``extra`` columns."""
-        return self.add(**{**asdict(row), **extra})
+    def add_row(self, row: ResultRow, **extra: Any) -> dict[str, str] | None:
+        """Append ``row`` (its own provenance) and the ``extra`` columns, unless a row of its
+        key is stored (:meth:`~routecli.results.ResultStore.add_new`; then None)."""
+        return self.add_new(**{**asdict(row), **extra})
 
     def results(self) -> list[ResultRow]:
         return [ResultRow.from_csv(r) for r in self.rows]

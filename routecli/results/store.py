@@ -13,11 +13,13 @@ file lock and fsync-ed with the git commit, the UTC date and the command line
 resumes without losing or repeating a row (a row torn by the kill is dropped). A file of an
 earlier layout (some columns the store has since gained missing, the key columns there) reads
 as it is and is rewritten in the store's columns, atomically, at its next row: a new result
-field is one column more in the code that writes it. Long work that several processes share (one per core)
-is divided with :func:`routecli.atomic.claim`, a lock the kernel releases when its holder
-dies, so a crashed run never leaves a stale claim: compare-pe's and the learning curves'
-(PE, seed) pairs; ``routecli bench`` gives its folder one writer with the same lock
-(:func:`routecli.atomic.sole_writer`).
+field is one column more in the code that writes it. :meth:`ResultStore.add_new` checks the
+key under the file lock, so a key is written once even when two processes finish the same
+work. Long work is a list of tasks (:mod:`routecli.tasks`) whose rows the driving process
+appends as each task finishes; ``routecli bench`` gives its folder one writer with a lock
+(:func:`routecli.atomic.sole_writer`), and the PE learning curves divide their (PE, seed)
+pairs among processes with :func:`routecli.atomic.claim`, a lock the kernel releases when its
+holder dies.
 
 compare-pe's per-instance ``costs.csv`` is a store without provenance columns
 (``provenance=False``): its rows are keyed by (PE, seed, instance) and their ``rows.csv`` row
@@ -135,8 +137,18 @@ class ResultStore:
         """Append one row (provenance filled in from this run unless given)."""
         return self.add_rows([values])[0]
 
-    def add_rows(self, rows: Iterable[dict[str, Any]]) -> list[dict[str, str]]:
-        """Append rows under one lock and one fsync (provenance as :meth:`add`)."""
+    def add_new(self, **values: Any) -> dict[str, str] | None:
+        """:meth:`add` unless a row of the same key is stored (then None); see
+        :meth:`add_rows`."""
+        written = self.add_rows([values], new_only=True)
+        return written[0] if written else None
+
+    def add_rows(self, rows: Iterable[dict[str, Any]],
+                 new_only: bool = False) -> list[dict[str, str]]:
+        """Append rows under one lock and one fsync (provenance as :meth:`add`); returns those
+        written. ``new_only``: leave out the rows whose key the file holds, read under the
+        lock (another process may have stored it since this one read the file), and read the
+        rows again when any was left out."""
         if self.recorded:
             self.provenance = self.provenance or Provenance.current()
             made = asdict(self.provenance)
@@ -146,11 +158,23 @@ class ResultStore:
         for record in records:
             if missing := [c for c in self.columns if c not in record]:
                 raise ValueError(f"row for {self.path} lacks {missing}")
+        lines = [{c: record[c] for c in self.columns} for record in records]
+        written = lines
+
+        def unstored(content: str, given: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            nonlocal written
+            header, present = _parse(self.path, content)
+            have = {self._key_of(r) for r in self._rows(header, present)}
+            written = [r for r in given if self._key_of(r) not in have]
+            return written
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        append_csv_rows(self.path, self.columns,
-                        [{c: record[c] for c in self.columns} for record in records],
-                        migrate=self._migrate)
-        stored = [{c: text(record[c]) for c in self.columns} for record in records]
+        append_csv_rows(self.path, self.columns, lines, migrate=self._migrate,
+                        keep=unstored if new_only else None)
+        if len(written) < len(lines):
+            self.reload()
+            return [{c: text(r[c]) for c in self.columns} for r in written]
+        stored = [{c: text(r[c]) for c in self.columns} for r in written]
         self.rows.extend(stored)
         return stored
 

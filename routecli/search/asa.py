@@ -44,7 +44,6 @@ from routecli.search.state import (
     SearchProblem,
     SearchState,
     check_route,
-    copy_state,
     from_routes,
     refresh_route,
     state_cost,
@@ -119,12 +118,48 @@ def temperature(progress: float, t_start: float, t_end: float) -> float:
 
 def workspace(num_nodes: int) -> tuple[np.ndarray, ...]:
     """Scratch arrays of one search: touched routes and moved customers of the current
-    candidate and of the best rollout so far, their counts, route flags, sync and removal
-    buffers."""
+    candidate and of the best rollout so far, their counts (and those of the two lists
+    below), route flags, sync and removal buffers; then the routes and customers that
+    accepted iterations changed since the best solution was last the current one, with
+    their flags (:func:`promote_best`)."""
     v = num_nodes
     return (np.zeros(v, np.int64), np.zeros(v, np.int64), np.zeros(v, np.int64),
-            np.zeros(v, np.int64), np.zeros(4, np.int64), np.zeros(v, np.bool_),
-            np.zeros(3 * v, np.int64), np.zeros(v, np.int64))
+            np.zeros(v, np.int64), np.zeros(6, np.int64), np.zeros(v, np.bool_),
+            np.zeros(3 * v, np.int64), np.zeros(v, np.int64),
+            np.zeros(v, np.int64), np.zeros(v, np.int64), np.zeros(v, np.bool_),
+            np.zeros(v, np.bool_))
+
+
+@nb.njit(cache=True)
+def _changed(ws, touched, num_touched, moved, num_moved) -> None:  # noqa: ANN001
+    """Note in ``ws`` that the current solution changed on these routes and customers."""
+    counts = ws[4]
+    _list_new(touched, num_touched, ws[10], ws[8], counts, 4)
+    _list_new(moved, num_moved, ws[11], ws[9], counts, 5)
+
+
+@nb.njit(cache=True, inline="always")
+def _list_new(items, num, listed, out, counts, slot) -> None:  # noqa: ANN001
+    """Append to ``out`` the ``items[:num]`` not ``listed`` yet (``counts[slot]`` long)."""
+    for i in range(num):
+        v = items[i]
+        if not listed[v]:
+            listed[v] = True
+            out[counts[slot]] = v
+            counts[slot] += 1
+
+
+@nb.njit(cache=True)
+def promote_best(cur, best, ws) -> None:  # noqa: ANN001
+    """Make ``best`` equal to ``cur``, copying only what changed since they were last equal
+    (so a new best costs the routes it changed, not a copy of the whole solution)."""
+    counts, buf = ws[4], ws[6]
+    routes, customers, route_listed, customer_listed = ws[8:12]
+    sync_state(cur, best, routes, counts[4], customers, counts[5], buf)
+    route_listed[routes[:counts[4]]] = False
+    customer_listed[customers[:counts[5]]] = False
+    counts[4] = 0
+    counts[5] = 0
 
 
 @nb.njit(cache=True, inline="always")
@@ -142,9 +177,9 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
     PCVRP: unserved customers in ``removed``, and unserved near neighbours of the removed
     ones, are offered for insertion too. Returns the candidate's cost (``inf`` if
     infeasible)."""
-    dist, node_data, capacity, timed, optional, neighbours = problem
-    touched, moved, _, _, counts, flags, _, _ = ws
-    nodes, times, routes, rstat = cand
+    dist, node_data, capacity, timed, optional, neighbours, grid = problem
+    touched, moved, _, _, counts, flags = ws[:6]
+    nodes, times, routes, rstat, totals = cand
     nt = 0
     nm = 0
     for i in range(count):
@@ -166,7 +201,7 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
     feasible = True
     for i in range(nt):
         feasible &= refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
-                                  touched[i])
+                                  totals, touched[i])
     if optional:  # unserved near neighbours of the removed customers get a chance too
         for i in range(nm):
             for j in range(min(PRIZE_NEIGHBOURS, neighbours.shape[1])):
@@ -174,8 +209,8 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
                 if nodes[v, ROUTE] < 0 and not _listed(moved, nm, v):
                     moved[nm] = v
                     nm += 1
-    failed = repair(dist, node_data, capacity, timed, optional, neighbours, nodes, times, routes,
-                    rstat, moved[:nm], blink)
+    failed = repair(dist, node_data, capacity, timed, optional, neighbours, grid, nodes, times,
+                    routes, rstat, totals, moved[:nm], blink)
     for i in range(nm):
         r = nodes[moved[i], ROUTE]
         if r >= 0 and not flags[r]:
@@ -183,7 +218,7 @@ def rollout(problem, cur, cand, ws, removed, count, blink, cur_cost) -> float:  
             touched[nt] = r
             nt += 1
     if optional:  # only touched routes can hold a newly unprofitable customer
-        drop_unprofitable(dist, node_data, capacity, timed, nodes, times, routes, rstat)
+        drop_unprofitable(dist, node_data, capacity, timed, nodes, times, routes, rstat, totals)
     cost = cur_cost
     for i in range(nt):
         r = touched[i]
@@ -201,9 +236,10 @@ def iteration(problem, cur, cand, pick, ws, policy, remove, removals, rollouts, 
               temp, u, cur_cost) -> tuple[float, bool, float]:  # noqa: ANN001
     """One ASA iteration on ``cur`` (``cand`` and ``pick`` equal to it on entry and exit
     relative to the returned state). Rollouts come from the numba ``policy`` or, when
-    ``policy`` < 0, from the rows of ``removals`` ``[M, K]`` (-1 padded). Returns
-    (new current cost, accepted, best rollout cost)."""
-    touched, moved, ptouched, pmoved, counts, _, buf, rbuf = ws
+    ``policy`` < 0, from the rows of ``removals`` ``[M, K]`` (-1 padded); an accepted change
+    is noted for :func:`promote_best`. Returns (new current cost, accepted, best rollout
+    cost)."""
+    touched, moved, ptouched, pmoved, counts, _, buf, rbuf = ws[:8]
     neighbours = problem[5]
     num = rollouts if policy >= 0 else removals.shape[0]
     counts[2] = 0
@@ -211,10 +247,11 @@ def iteration(problem, cur, cand, pick, ws, policy, remove, removals, rollouts, 
     pick_cost = np.inf
     for m in range(num):
         if policy == POLICY_RANDOM:
-            count = ruin_random(cur[0], remove, rbuf)
+            count = ruin_random(cur[0], cur[4], remove, rbuf)
             row = rbuf
         elif policy == POLICY_STRINGS:
-            count = ruin_strings(cur[0], cur[2], neighbours, float(remove), problem[4], rbuf)
+            count = ruin_strings(cur[0], cur[2], cur[4], neighbours, float(remove), problem[4],
+                                 rbuf)
             row = rbuf
         else:
             row = removals[m]
@@ -238,11 +275,13 @@ def iteration(problem, cur, cand, pick, ws, policy, remove, removals, rollouts, 
     if num == 1:
         if accept:
             sync_state(cand, cur, touched, counts[0], moved, counts[1], buf)
+            _changed(ws, touched, counts[0], moved, counts[1])
         else:
             sync_state(cur, cand, touched, counts[0], moved, counts[1], buf)
     elif accept:
         sync_state(pick, cur, ptouched, counts[2], pmoved, counts[3], buf)
         sync_state(pick, cand, ptouched, counts[2], pmoved, counts[3], buf)
+        _changed(ws, ptouched, counts[2], pmoved, counts[3])
     else:
         sync_state(cur, pick, ptouched, counts[2], pmoved, counts[3], buf)
     return (pick_cost if accept else cur_cost), accept, pick_cost
@@ -263,19 +302,28 @@ def run_chunk(problem, cur, cand, pick, best, ws, policy, remove, rollouts, iter
             accepted += 1
             if cur_cost < best_cost - 1e-9:
                 best_cost = cur_cost
-                copy_state(cur[0], cur[1], cur[2], cur[3], best[0], best[1], best[2], best[3])
+                promote_best(cur, best, ws)
     return cur_cost, best_cost, accepted
 
 
 def initial_solution(problem: SearchProblem) -> SearchState:
-    """Savings start (:mod:`routecli.search.construct`) improved by local search; raises if
-    a customer fits nowhere."""
+    """Savings start (:mod:`routecli.search.construct`), improved by local search when the
+    problem is ``exhaustive`` (:data:`routecli.search.state.EXHAUSTIVE_MAX_NODES`); raises
+    if a customer fits nowhere."""
     state = savings_solution(problem)
     if not all(check_route(problem, state, int(r)) for r in np.flatnonzero(state.routes[:, SIZE])):
         raise InstanceFormatError(f"{problem.instance.name}: some customer fits in no route "
-                         "(demand above capacity or an unreachable time window)")
-    local_search(problem.dist, problem.node_data, problem.capacity, problem.timed,
-                 problem.neighbours, *state.arrays(), np.arange(1, problem.num_nodes))
+                                  "(demand above capacity or an unreachable time window)")
+    return improved_start(problem, state)
+
+
+def improved_start(problem: SearchProblem, state: SearchState) -> SearchState:
+    """``state`` after local search when the problem is ``exhaustive``
+    (:data:`routecli.search.state.EXHAUSTIVE_MAX_NODES`; above, the annealing improves a
+    start faster than full local-search passes do)."""
+    if problem.exhaustive:
+        local_search(problem.dist, problem.node_data, problem.capacity, problem.timed,
+                     problem.neighbours, *state.arrays(), np.arange(1, problem.num_nodes))
     return state
 
 
@@ -286,13 +334,14 @@ def mean_edge(problem: SearchProblem, state: SearchState) -> float:
     if edges:
         return float(state.rstat[used, LENGTH].sum()) / edges
     near = problem.neighbours[1:, 0] if problem.neighbours.shape[1] else np.zeros(1, np.int64)
-    return float(problem.dist[np.arange(1, 1 + len(near)), near].mean()) or 1.0
+    return float(problem.distances.pairs(np.arange(1, 1 + len(near)), near).mean()) or 1.0
 
 
 def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed: int = 0,
           initial: Routes | None = None,
           progress: Callable[[float, float], None] | None = None) -> ASAResult:
-    """Run ASA from ``initial`` (:func:`initial_solution` when None); return the best found.
+    """Run ASA from ``initial`` (:func:`initial_solution` when None; a given start gets the
+    same local search, :func:`improved_start`); return the best found.
 
     ``progress(seconds, best_cost)`` is called whenever the best cost improves.
     """
@@ -301,7 +350,8 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
         raise ValueError("ASA needs a time limit or an iteration budget")
     rng = np.random.default_rng(seed)
     seed_kernels(seed)
-    cur = initial_solution(problem) if initial is None else from_routes(problem, initial)
+    cur = (initial_solution(problem) if initial is None
+           else improved_start(problem, from_routes(problem, initial)))
     if problem.optional:  # the search assumes every served customer pays for itself
         drop_unprofitable(problem.dist, problem.node_data, problem.capacity, problem.timed,
                           *cur.arrays())
@@ -314,8 +364,7 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
     history = [(watch.elapsed, best_cost)]
     if progress is not None:
         progress(history[-1][0], best_cost)
-    data = (problem.dist, problem.node_data, problem.capacity, problem.timed, problem.optional,
-            problem.neighbours)
+    data = problem.data
     done = accepted = 0
     chunk = 1
     since = 0  # kernel iterations since the last proposal iteration (hybrid policies)
@@ -351,7 +400,7 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
             new_best = best_cost
             if cur_cost < best_cost - 1e-9:
                 new_best = cur_cost
-                best.copy_from(cur)
+                promote_best(cur.arrays(), best.arrays(), ws)
             size, since = 1, 0
         done += size
         accepted += acc

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from routecli.kernels.provider import edge
 from routecli.search.repair import drop_unprofitable
 from routecli.search.state import (
     DUE,
@@ -41,7 +42,7 @@ def _reverse(dist, nodes, times, routes, r) -> None:  # noqa: ANN001
         nxt = nodes[node, SUCC]
         nodes[node, SUCC] = nodes[node, PRED]
         nodes[node, PRED] = nxt
-        times[node, OUT] = dist[node, nodes[node, SUCC]]
+        times[node, OUT] = edge(dist, node, nodes[node, SUCC])
         node = nxt
     routes[r, FIRST], routes[r, LAST] = routes[r, LAST], routes[r, FIRST]
 
@@ -53,26 +54,26 @@ def _joinable_in_time(dist, node_data, nodes, times, routes, i, rj) -> bool:  # 
     prev = i
     node = routes[rj, FIRST]
     while node != 0:
-        t = max(t + dist[prev, node], node_data[node, READY])
+        t = max(t + edge(dist, prev, node), node_data[node, READY])
         if t > node_data[node, DUE] + EPS:
             return False
         t += node_data[node, SERVICE]
         prev = node
         node = nodes[node, SUCC]
-    return t + dist[prev, 0] <= node_data[0, DUE] + EPS
+    return t + edge(dist, prev, 0) <= node_data[0, DUE] + EPS
 
 
 @nb.njit(cache=True)
-def savings(dist, node_data, capacity, timed, neighbours, nodes, times, routes, rstat) -> None:  # noqa: ANN001
+def savings(dist, node_data, capacity, timed, neighbours, nodes, times, routes, rstat, totals) -> None:  # noqa: ANN001
     """Fill an empty state with the savings solution of every customer."""
-    v = dist.shape[0]
+    v = node_data.shape[0]
     for c in range(1, v):
         r = c - 1
         nodes[c, SUCC] = 0
         nodes[c, PRED] = 0
-        times[c, OUT] = dist[c, 0]
+        times[c, OUT] = edge(dist, c, 0)
         routes[r, FIRST] = c
-        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r)
+        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, totals, r)
     k = neighbours.shape[1]
     first = np.empty((v - 1) * k, np.int64)
     second = np.empty((v - 1) * k, np.int64)
@@ -84,7 +85,7 @@ def savings(dist, node_data, capacity, timed, neighbours, nodes, times, routes, 
             if timed or i < j:  # without windows (i, j) and (j, i) are the same join
                 first[count] = i
                 second[count] = j
-                gain[count] = dist[0, i] + dist[0, j] - dist[i, j]
+                gain[count] = edge(dist, 0, i) + edge(dist, 0, j) - edge(dist, i, j)
                 count += 1
     order = np.argsort(-gain[:count], kind="mergesort")
     for p in order:
@@ -111,12 +112,12 @@ def savings(dist, node_data, capacity, timed, neighbours, nodes, times, routes, 
             if routes[rj, FIRST] != j:
                 _reverse(dist, nodes, times, routes, rj)
         nodes[i, SUCC] = j
-        times[i, OUT] = dist[i, j]
+        times[i, OUT] = edge(dist, i, j)
         nodes[j, PRED] = i
         routes[ri, LAST] = routes[rj, LAST]
         routes[rj, FIRST] = 0
-        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, rj)
-        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, ri)
+        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, totals, rj)
+        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, totals, ri)
 
 
 def savings_solution(problem: SearchProblem) -> SearchState:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from routecli.kernels.provider import edge
 from routecli.problems import Routes, validate
 from routecli.search.repair import drop_unprofitable, repair
 from routecli.search.state import (
@@ -92,12 +93,12 @@ def _on_time(dist, node_data, buf, lo, hi) -> bool:  # noqa: ANN001
     prev = 0
     for k in range(lo, hi):
         node = buf[k]
-        t = max(t + dist[prev, node], node_data[node, READY])
+        t = max(t + edge(dist, prev, node), node_data[node, READY])
         if t > node_data[node, DUE] + EPS:
             return False
         t += node_data[node, SERVICE]
         prev = node
-    return t + dist[prev, 0] <= node_data[0, DUE] + EPS
+    return t + edge(dist, prev, 0) <= node_data[0, DUE] + EPS
 
 
 @nb.njit(cache=True)
@@ -111,13 +112,13 @@ def _write(dist, nodes, times, routes, r, buf, lo, hi) -> None:  # noqa: ANN001
             routes[r, FIRST] = node
         else:
             nodes[prev, SUCC] = node
-            times[prev, OUT] = dist[prev, node]
+            times[prev, OUT] = edge(dist, prev, node)
         prev = node
     if prev == 0:
         routes[r, FIRST] = 0
     else:
         nodes[prev, SUCC] = 0
-        times[prev, OUT] = dist[prev, 0]
+        times[prev, OUT] = edge(dist, prev, 0)
 
 
 @nb.njit(cache=True)
@@ -179,19 +180,20 @@ def _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) -> float: 
         a, b = (v, y) if move == RELOCATE_AFTER else (pv, v)
         if a == u or b == u or (not same and rstat[rv, LOAD] + du > capacity + EPS):
             return 0.0
-        return (dist[pu, u] + dist[u, x] - dist[pu, x]) - (dist[a, u] + dist[u, b] - dist[a, b])
+        return ((edge(dist, pu, u) + edge(dist, u, x) - edge(dist, pu, x))
+                - (edge(dist, a, u) + edge(dist, u, b) - edge(dist, a, b)))
     if move == SWAP:
         if x == v or y == u:
             return 0.0
         if not same and (rstat[ru, LOAD] - du + dv > capacity + EPS
                          or rstat[rv, LOAD] - dv + du > capacity + EPS):
             return 0.0
-        return (dist[pu, u] + dist[u, x] + dist[pv, v] + dist[v, y]
-                - dist[pu, v] - dist[v, x] - dist[pv, u] - dist[u, y])
+        return (edge(dist, pu, u) + edge(dist, u, x) + edge(dist, pv, v) + edge(dist, v, y)
+                - edge(dist, pu, v) - edge(dist, v, x) - edge(dist, pv, u) - edge(dist, u, y))
     if move == TWO_OPT:
         if not same or x == v:
             return 0.0
-        return dist[u, x] + dist[v, y] - dist[u, v] - dist[x, y]
+        return edge(dist, u, x) + edge(dist, v, y) - edge(dist, u, v) - edge(dist, x, y)
     if same:
         return 0.0
     head_u = times[u, CUMLOAD]
@@ -200,16 +202,17 @@ def _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) -> float: 
         if (head_u + rstat[rv, LOAD] - head_pv > capacity + EPS
                 or head_pv + rstat[ru, LOAD] - head_u > capacity + EPS):
             return 0.0
-        return dist[u, x] + dist[pv, v] - dist[u, v] - dist[pv, x]
+        return edge(dist, u, x) + edge(dist, pv, v) - edge(dist, u, v) - edge(dist, pv, x)
     head_v = times[v, CUMLOAD]  # TWO_OPT_STAR_REV
     if (head_u + head_v > capacity + EPS
             or rstat[ru, LOAD] - head_u + rstat[rv, LOAD] - head_v > capacity + EPS):
         return 0.0
-    return dist[u, x] + dist[v, y] - dist[u, v] - dist[x, y]
+    return edge(dist, u, x) + edge(dist, v, y) - edge(dist, u, v) - edge(dist, x, y)
 
 
 @nb.njit(cache=True)
-def _try(dist, node_data, capacity, timed, nodes, times, routes, rstat, move, u, v, buf) -> bool:  # noqa: ANN001
+def _try(dist, node_data, capacity, timed, nodes, times, routes, rstat, totals, move, u, v,
+         buf) -> bool:  # noqa: ANN001
     if _gain(dist, node_data, capacity, nodes, times, rstat, move, u, v) <= GAIN_EPS:
         return False
     if move == TWO_OPT and nodes[u, POS] > nodes[v, POS]:
@@ -223,17 +226,17 @@ def _try(dist, node_data, capacity, timed, nodes, times, routes, rstat, move, u,
     _write(dist, nodes, times, routes, ru, buf, 0, split)
     if rv != ru:
         _write(dist, nodes, times, routes, rv, buf, split, end)
-        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, rv)
-    refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, ru)
+        refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, totals, rv)
+    refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, totals, ru)
     return True
 
 
 @nb.njit(cache=True)
 def local_search(dist, node_data, capacity, timed, neighbours, nodes, times, routes, rstat,
-                 order) -> int:  # noqa: ANN001
+                 totals, order) -> int:  # noqa: ANN001
     """Apply first-improving moves until none is left; customers scanned in ``order``.
     Returns the number of moves applied."""
-    buf = np.empty(2 * dist.shape[0], np.int64)
+    buf = np.empty(2 * node_data.shape[0], np.int64)
     applied = 0
     improved = True
     while improved:
@@ -251,7 +254,7 @@ def local_search(dist, node_data, capacity, timed, neighbours, nodes, times, rou
                             and nodes[u, POS] > nodes[v, POS]:
                         a, b = v, u
                     if _try(dist, node_data, capacity, timed, nodes, times, routes, rstat,
-                            move, a, b, buf):
+                            totals, move, a, b, buf):
                         applied += 1
                         improved = True
                         break
@@ -272,7 +275,7 @@ def polish(instance: RoutingInstance, solution: Routes, seed: int = 0) -> Routes
         local_search(*data, problem.neighbours, *state.arrays(), order)
         if problem.optional:
             unserved = np.flatnonzero(state.nodes[1:, ROUTE] < 0).astype(np.int64) + 1
-            repair(*data, True, problem.neighbours, *state.arrays(), unserved, 0.0)
+            repair(*data, True, problem.neighbours, problem.grid, *state.arrays(), unserved, 0.0)
             drop_unprofitable(*data, *state.arrays())
         new_cost = state_cost(problem.node_data, *state.arrays())
         if new_cost >= cost - GAIN_EPS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from routecli.solvers import CliOption
+from routecli.solvers import WARM_START, CliOption
 
 Removal = Literal["random", "strings"]  # SISR string removal, or uniform random removal
 REMOVALS: tuple[Removal, ...] = get_args(Removal)
@@ -13,4 +13,5 @@ REMOVALS: tuple[Removal, ...] = get_args(Removal)
 CLI_OPTIONS = (
     CliOption("policy", f"removal {' or '.join(REMOVALS)} (default strings)", "NAME", REMOVALS),
     CliOption("polish", "local-search polish of the result", kind="bool"),
+    WARM_START,
 )

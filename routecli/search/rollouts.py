@@ -19,7 +19,7 @@ def score_rollouts(data, cur, cand, ws, removals, blink, cur_cost, seeds, costs)
     repaired (``inf`` if infeasible) into ``costs`` ``[M]``; the repair of row ``m`` draws from
     ``seeds[m]`` so :func:`commit_rollout` can replay it. ``cand`` equals ``cur`` on entry and
     on exit."""
-    touched, moved, _, _, counts, _, buf, _ = ws
+    touched, moved, _, _, counts, _, buf = ws[:7]
     for m in range(removals.shape[0]):
         row = removals[m]
         count = 0
@@ -33,7 +33,7 @@ def score_rollouts(data, cur, cand, ws, removals, blink, cur_cost, seeds, costs)
 @nb.njit  # uncached: numba keeps a stale cache when a callee in another module changes
 def commit_rollout(data, cur, cand, ws, row, blink, cur_cost, seed) -> float:  # noqa: ANN001
     """Replay one scored rollout (same ``seed``) and make it the current solution."""
-    touched, moved, _, _, counts, _, buf, _ = ws
+    touched, moved, _, _, counts, _, buf = ws[:7]
     count = 0
     while count < row.shape[0] and row[count] >= 0:
         count += 1

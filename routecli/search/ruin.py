@@ -26,7 +26,17 @@ import numpy as np
 
 from routecli.errors import OptionError
 from routecli.search.options import Removal
-from routecli.search.state import POS, PRED, ROUTE, SIZE, SUCC, SearchProblem, SearchState
+from routecli.search.state import (
+    POS,
+    PRED,
+    ROUTE,
+    ROUTES,
+    SERVED,
+    SIZE,
+    SUCC,
+    SearchProblem,
+    SearchState,
+)
 
 POLICY_RANDOM = 0
 POLICY_STRINGS = 1
@@ -81,20 +91,58 @@ def random_served(nodes) -> int:  # noqa: ANN001
 
 
 @nb.njit(cache=True)
-def ruin_random(nodes, k, out) -> int:  # noqa: ANN001
-    """Write ``min(k, served)`` distinct random served customers into ``out``; return the count."""
-    served = np.empty(nodes.shape[0], np.int64)
-    count = 0
-    for c in range(1, nodes.shape[0]):
-        if nodes[c, ROUTE] >= 0:
-            served[count] = c
-            count += 1
+def ruin_random(nodes, totals, k, out) -> int:  # noqa: ANN001
+    """Write ``min(k, served)`` distinct random served customers into ``out``; return the count.
+
+    A partial Fisher-Yates shuffle of the served customers in id order; when every customer is
+    served (CVRP, VRPTW) that list is ``1..N`` and only its ``2 k`` swapped entries are stored,
+    so a draw costs ``O(k^2)``, not ``O(N)``."""
+    n = nodes.shape[0] - 1
+    count = totals[SERVED]
     take = min(k, count)
+    if count == n:  # served[i] = i + 1, except at the positions swapped so far
+        pos = np.empty(2 * take, np.int64)
+        val = np.empty(2 * take, np.int64)
+        swapped = 0
+        for i in range(take):
+            j = i + np.random.randint(count - i)
+            vi = _entry(pos, val, swapped, i)
+            vj = _entry(pos, val, swapped, j)
+            swapped = _store(pos, val, swapped, i, vj)
+            swapped = _store(pos, val, swapped, j, vi)
+            out[i] = vj
+        return take
+    served = np.empty(count, np.int64)
+    listed = 0
+    for c in range(1, n + 1):
+        if nodes[c, ROUTE] >= 0:
+            served[listed] = c
+            listed += 1
     for i in range(take):  # partial Fisher-Yates
         j = i + np.random.randint(count - i)
         served[i], served[j] = served[j], served[i]
         out[i] = served[i]
     return take
+
+
+@nb.njit(cache=True, inline="always")
+def _entry(pos, val, size, i) -> int:  # noqa: ANN001
+    """Entry ``i`` of the identity list ``1..N`` with the swaps ``pos -> val`` applied."""
+    for t in range(size):
+        if pos[t] == i:
+            return val[t]
+    return i + 1
+
+
+@nb.njit(cache=True, inline="always")
+def _store(pos, val, size, i, v) -> int:  # noqa: ANN001
+    for t in range(size):
+        if pos[t] == i:
+            val[t] = v
+            return size
+    pos[size] = i
+    val[size] = v
+    return size + 1
 
 
 @nb.njit(cache=True)
@@ -113,17 +161,13 @@ def _cut(nodes, v, start, length, keep_from, keep_len, out, count) -> int:  # no
 
 
 @nb.njit(cache=True)
-def ruin_strings(nodes, routes, neighbours, mean_removed, unserved, out) -> int:  # noqa: ANN001
+def ruin_strings(nodes, routes, totals, neighbours, mean_removed, unserved, out) -> int:  # noqa: ANN001
     """SISR-style adjacent string removal around a random seed; return the count in ``out``.
 
     With ``unserved`` (PCVRP) the seed may be any customer and the unserved customers met on
     the walk through its neighbours are listed too, as candidates for insertion."""
-    served = 0
-    num_routes = 0
-    for r in range(routes.shape[0]):
-        if routes[r, SIZE] > 0:
-            served += routes[r, SIZE]
-            num_routes += 1
+    served = totals[SERVED]
+    num_routes = totals[ROUTES]
     if served == 0 and not unserved:
         return 0
     max_len = min(float(MAX_STRING), served / max(num_routes, 1)) if served else 1.0
@@ -168,7 +212,7 @@ def ruin_strings(nodes, routes, neighbours, mean_removed, unserved, out) -> int:
 
 
 @nb.njit(cache=True)
-def string_sets(nodes, routes, neighbours, out) -> None:  # noqa: ANN001
+def string_sets(nodes, routes, totals, neighbours, out) -> None:  # noqa: ANN001
     """Fill every row of ``out`` ``[M, k]`` with ``k`` distinct served customers: the first
     ``k`` of a string removal (:func:`ruin_strings` sized for 1.5 k, so most draws reach k;
     the seed's string first, then strings of the routes nearest to it), topped up with random
@@ -178,7 +222,7 @@ def string_sets(nodes, routes, neighbours, out) -> None:  # noqa: ANN001
     buf = np.empty(nodes.shape[0], np.int64)
     listed = np.zeros(nodes.shape[0], np.bool_)
     for m in range(out.shape[0]):
-        count = ruin_strings(nodes, routes, neighbours, 1.5 * k, False, buf)
+        count = ruin_strings(nodes, routes, totals, neighbours, 1.5 * k, False, buf)
         take = 0
         for i in range(min(count, k)):
             out[m, take] = buf[i]
@@ -224,8 +268,8 @@ class StringRemoval:
         buf = np.empty(problem.num_nodes, np.int64)
         rows = []
         for _ in range(rollouts):
-            count = ruin_strings(state.nodes, state.routes, problem.neighbours, float(k),
-                                 problem.optional, buf)
+            count = ruin_strings(state.nodes, state.routes, state.totals, problem.neighbours,
+                                 float(k), problem.optional, buf)
             rows.append(buf[:count].copy())
         width = max(1, max(len(r) for r in rows))
         out = np.full((rollouts, width), -1, np.int64)

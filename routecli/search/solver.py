@@ -20,7 +20,7 @@ from routecli.search.options import REMOVALS, Removal
 from routecli.search.repair import BLINK_RATE
 from routecli.search.ruin import RemovalPolicy, make_policy
 from routecli.search.state import SearchProblem
-from routecli.solvers import Effort, Progress, ProgressFn
+from routecli.solvers import Effort, Progress, ProgressFn, read_start
 from routecli.stop import Criterion, search_budget
 
 
@@ -35,6 +35,7 @@ class SearchSettings:
     t_end: float | None = None  #: final temperature (None: t_start / 30)
     blink: float = BLINK_RATE  #: SISR blink rate of the greedy repair
     polish: bool = False  #: local search on the final solution
+    init: str | None = None  #: warm start: a solution file (any tool's), validated first
 
     def __post_init__(self) -> None:
         if self.rollouts < 1 or self.remove < 1:
@@ -62,8 +63,9 @@ class Settings(SearchSettings):
 
 
 class SearchSolver:
-    """ASA with a given removal policy on CVRP, VRPTW and PCVRP; ``last`` keeps the
-    :class:`ASAResult` of the latest solve."""
+    """ASA with a given removal policy on CVRP, VRPTW and PCVRP, from the savings start or
+    the ``init`` file of the settings; ``last`` keeps the :class:`ASAResult` of the latest
+    solve."""
 
     problems = ("cvrp", "vrptw", "pcvrp")
 
@@ -74,13 +76,27 @@ class SearchSolver:
         self.last: ASAResult | None = None
         self.effort: Effort | None = None
 
+    def check(self, instance: Instance) -> None:
+        """Refuse, before any solving, a warm start that is not a solution of ``instance``."""
+        self.start(instance)
+
+    def start(self, instance: Instance) -> Routes | None:
+        """The warm start of ``instance`` (None: the savings start)."""
+        if self.settings.init is None:
+            return None
+        routes = read_start(instance, self.settings.init)
+        assert isinstance(routes, Routes)  # CVRP, VRPTW and PCVRP solutions are routes
+        return routes
+
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Routes:
+        initial = self.start(instance)
         problem = SearchProblem.from_instance(instance)  # type: ignore[arg-type]
         report = None if progress is None else (
             lambda seconds, best: progress(Progress(seconds, best=best)))
         config = self.settings.asa_config(stop)
-        last = self.last = asa_solve(problem, self.policy, config, seed=seed, progress=report)
+        last = self.last = asa_solve(problem, self.policy, config, seed=seed, initial=initial,
+                                     progress=report)
         self.effort = Effort("iterations", last.iterations, config.stop.limits().iterations,
                              last.seconds, last.stopped_by)
         if self.settings.polish:

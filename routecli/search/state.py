@@ -1,6 +1,6 @@
 """The solution representation the numba search kernels share, and its converters.
 
-Nodes are ``0..N`` (0 the depot). A solution is four arrays, so a numba kernel can read and
+Nodes are ``0..N`` (0 the depot). A solution is five arrays, so a numba kernel can read and
 write it and the engine can copy it in one ``memcpy`` each; each is node- (or route-slot-)
 major, so all fields of one node share a cache line:
 
@@ -11,11 +11,18 @@ major, so all fields of one node share a cache line:
   the node), ``OUT`` (length of the edge leaving the node);
 - ``routes`` int64  ``[V, 3]``: ``FIRST``, ``LAST``, ``SIZE`` per route slot (``SIZE`` 0 =
   free slot; there are ``V`` slots, more than any solution needs);
-- ``rstat``  float64 ``[V, 3]``: ``LOAD``, ``LENGTH``, ``PRIZES`` (collected) per route slot.
+- ``rstat``  float64 ``[V, 3]``: ``LOAD``, ``LENGTH``, ``PRIZES`` (collected) per route slot;
+- ``totals`` int64 ``[2]``: ``ROUTES`` (non-empty route slots) and ``SERVED`` (customers on
+  a route), kept by :func:`refresh_route`, so no kernel counts them over all slots.
 
-The problem side is a dense distance matrix computed once from the instance's own metric (so
-CVRPLIB's rounded ``euc2d`` edges are exactly what the search optimises) and ``node_data``
-``[V, 5]`` (``DEMAND``, ``READY``, ``DUE``, ``SERVICE``, ``PRIZE``).
+The problem side is a :class:`routecli.kernels.provider.DistanceProvider` under the instance's
+own metric (so CVRPLIB's rounded ``euc2d`` edges are exactly what the search optimises): a
+dense matrix up to :data:`DENSE_MAX_NODES` nodes and for explicit matrices, above that the
+coordinates, each edge computed when asked (the same values; memory ``O(N)`` instead of
+``O(N^2)``); ``node_data`` ``[V, 5]`` (``DEMAND``, ``READY``, ``DUE``, ``SERVICE``,
+``PRIZE``); the ``K`` nearest neighbours of every node; and, above
+:data:`EXHAUSTIVE_MAX_NODES`, a grid over the coordinates for the repair's wider search
+(:func:`routecli.search.repair.best_insertion`). Memory is ``O(N K)`` whatever the size.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import numpy as np
 
 from routecli.errors import OptionError
 from routecli.kernels import knn
+from routecli.kernels.candidates import GridView, NodeGrid
+from routecli.kernels.provider import DistanceProvider, DistanceView, edge
 from routecli.problems import CVRPInstance, PCVRPInstance, Routes, VRPTWInstance
 from routecli.problems.geometry import unit_square
 
@@ -34,47 +43,93 @@ SUCC, PRED, ROUTE, POS = 0, 1, 2, 3
 EARLY, LATE, CUMLOAD, OUT = 0, 1, 2, 3
 FIRST, LAST, SIZE = 0, 1, 2
 LOAD, LENGTH, PRIZES = 0, 1, 2
+ROUTES, SERVED = 0, 1
 DEMAND, READY, DUE, SERVICE, PRIZE = 0, 1, 2, 3, 4
-MAX_NODES = 10_000  # the dense float64 matrix then takes 800 MB
+# Up to here the search reads a dense matrix (8 MB at 1,000 nodes); above it computes edges
+# from coordinates. The two give the same values; see docs/solvers.md for the measured speeds.
+DENSE_MAX_NODES = 1_000
+# Up to here the engine affords steps that cost O(N): an insertion with no room next to its
+# neighbours scans every route, and the start solution gets full local-search passes (3 s
+# each at 30,000 nodes). Above, the insertion looks at the nearest nodes with room on a grid
+# and the annealing starts from the savings solution, which it improves faster than those
+# passes do (docs/solvers.md).
+EXHAUSTIVE_MAX_NODES = 10_000
+NEIGHBOURS = 40  # K: the neighbour list of every node (granular ruin, repair, local search)
 # Slack for time-window and capacity comparisons of float sums (validate allows 1e-6).
 EPS = 1e-9
 
 RoutingInstance = CVRPInstance | VRPTWInstance | PCVRPInstance
+NO_GRID: GridView = (np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros(0, np.int64), 1.0, 0.0,
+                     0.0, 0, 0)
+
+
+def distance_provider(instance: RoutingInstance,
+                      dense_max: int = DENSE_MAX_NODES) -> DistanceProvider:
+    """The instance's distances: its explicit matrix, a dense matrix up to ``dense_max``
+    nodes, else its coordinates with on-demand edges."""
+    metric = instance.metric
+    if metric.coords is None or metric.size <= dense_max:
+        return DistanceProvider.dense(metric.full_matrix())
+    return DistanceProvider.on_demand(np.asarray(metric.coords, np.float64), metric.rule)
 
 
 @dataclass(frozen=True)
 class SearchProblem:
     """Numba-ready view of a CVRP / VRPTW / PCVRP instance.
 
-    ``dist`` ``[V, V]`` under the instance's metric; ``node_data`` ``[V, 5]``; ``neighbours``
-    ``[V, K]`` nearest other nodes (by the metric) of each node, the depot excluded;
+    ``distances`` under the instance's metric (``dist``, its view, is what kernels take);
+    ``node_data`` ``[V, 5]``; ``neighbours`` ``[V, K]`` nearest other nodes (by the metric) of
+    each node, the depot excluded; ``exhaustive`` whether steps may cost ``O(N)``
+    (:data:`EXHAUSTIVE_MAX_NODES`, always for an explicit matrix); ``grid`` a
+    :class:`routecli.kernels.candidates.NodeGrid` view over the coordinates when not
+    (else :data:`NO_GRID`);
     ``unit_coords`` ``[V, 2]`` coordinates scaled into the unit square (aspect kept), the
     normalised copy a learned policy reads.
     """
 
     instance: RoutingInstance
-    dist: np.ndarray
+    distances: DistanceProvider
     node_data: np.ndarray
     capacity: float
     timed: bool
     optional: bool
     neighbours: np.ndarray
+    exhaustive: bool
+    grid: GridView
     unit_coords: np.ndarray
 
     @property
     def num_nodes(self) -> int:
-        return self.dist.shape[0]
+        return self.node_data.shape[0]
+
+    @property
+    def dist(self) -> DistanceView:
+        """The distances as kernels take them (read with
+        :func:`routecli.kernels.provider.edge`)."""
+        return self.distances.view
+
+    @property
+    def data(self) -> tuple:
+        """What the engine's kernels take: ``(dist, node_data, capacity, timed, optional,
+        neighbours, grid)``."""
+        return (self.dist, self.node_data, self.capacity, self.timed, self.optional,
+                self.neighbours, self.grid)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory of the problem's arrays (distances, node data, neighbour lists, grid)."""
+        return (self.distances.nbytes + self.node_data.nbytes + self.neighbours.nbytes
+                + sum(a.nbytes for a in self.grid[:3]) + self.unit_coords.nbytes)
 
     @classmethod
-    def from_instance(cls, instance: RoutingInstance, neighbours: int = 40) -> SearchProblem:
+    def from_instance(cls, instance: RoutingInstance, neighbours: int = NEIGHBOURS,
+                      dense_max: int = DENSE_MAX_NODES,
+                      exhaustive_max: int = EXHAUSTIVE_MAX_NODES) -> SearchProblem:
         metric = instance.metric
-        if metric.size > MAX_NODES:
-            raise OptionError(f"{instance.name}: {metric.size} nodes; the search keeps a dense "
-                              f"distance matrix and takes at most {MAX_NODES}")
-        dist = np.ascontiguousarray(metric.full_matrix(), dtype=np.float64)
-        if not np.array_equal(dist, dist.T):
+        distances = distance_provider(instance, dense_max)
+        if distances.is_dense and not np.array_equal(distances.matrix, distances.matrix.T):
             raise OptionError(f"{instance.name}: the search needs symmetric distances")
-        v = dist.shape[0]
+        v = distances.size
         data = np.zeros((v, 5))
         data[:, DEMAND] = instance.demands
         data[:, DUE] = np.inf
@@ -87,17 +142,28 @@ class SearchProblem:
         if isinstance(instance, PCVRPInstance):
             data[:, PRIZE] = instance.prizes
         coords = metric.coords
+        exhaustive = coords is None or v <= exhaustive_max
+        grid = NO_GRID
         if coords is None:  # explicit matrix: neighbours by the matrix, no geometry
-            order = np.argsort(dist + np.diag(np.full(v, np.inf)), axis=1, kind="stable")
+            matrix = distances.matrix
+            order = np.argsort(matrix + np.diag(np.full(v, np.inf)), axis=1, kind="stable")
             near = order[:, : min(neighbours + 1, v - 1)]
             unit = np.zeros((v, 2))
         else:
-            near = knn(np.asarray(coords, np.float64), neighbours + 1)
+            xy = np.ascontiguousarray(coords, np.float64)
+            near = knn(xy, neighbours + 1)
             unit = unit_square(coords)
+            if not exhaustive:
+                grid = NodeGrid(xy).view
         keep = max(0, min(neighbours, v - 2))
-        near = np.array([row[row != 0][:keep] for row in near], dtype=np.int64).reshape(v, keep)
-        return cls(instance, dist, data, float(instance.capacity), timed, optional,
-                   np.ascontiguousarray(near), unit)
+        return cls(instance, distances, data, float(instance.capacity), timed, optional,
+                   _without_depot(near, keep), exhaustive, grid, unit)
+
+
+def _without_depot(near: np.ndarray, keep: int) -> np.ndarray:
+    """The first ``keep`` entries of each row of ``near`` other than the depot. ``[V, keep]``."""
+    order = np.argsort(near == 0, axis=1, kind="stable")  # the depot to the end, others in order
+    return np.ascontiguousarray(np.take_along_axis(near, order, axis=1)[:, :keep], np.int64)
 
 
 @dataclass
@@ -108,24 +174,23 @@ class SearchState:
     times: np.ndarray
     routes: np.ndarray
     rstat: np.ndarray
+    totals: np.ndarray
 
     @classmethod
     def empty(cls, num_nodes: int) -> SearchState:
         nodes = np.zeros((num_nodes, 4), np.int64)
         nodes[:, ROUTE] = -1
         return cls(nodes, np.zeros((num_nodes, 4)), np.zeros((num_nodes, 3), np.int64),
-                   np.zeros((num_nodes, 3)))
+                   np.zeros((num_nodes, 3)), np.zeros(2, np.int64))
 
     def copy(self) -> SearchState:
-        return SearchState(self.nodes.copy(), self.times.copy(), self.routes.copy(),
-                           self.rstat.copy())
+        return SearchState(*(a.copy() for a in self.arrays()))
 
     def copy_from(self, other: SearchState) -> None:
-        copy_state(other.nodes, other.times, other.routes, other.rstat,
-                   self.nodes, self.times, self.routes, self.rstat)
+        copy_state(other.arrays(), self.arrays())
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return self.nodes, self.times, self.routes, self.rstat
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.nodes, self.times, self.routes, self.rstat, self.totals
 
     def to_routes(self) -> Routes:
         """The solution as :class:`Routes` (route slots in order, empty ones dropped)."""
@@ -151,10 +216,9 @@ def from_routes(problem: SearchProblem, solution: Routes) -> SearchState:
         seq = np.asarray(seq, np.int64)
         state.nodes[seq, ROUTE] = r
         state.nodes[seq, SUCC] = np.append(seq[1:], 0)
-        state.times[seq, OUT] = problem.dist[seq, state.nodes[seq, SUCC]]
+        state.times[seq, OUT] = problem.distances.pairs(seq, state.nodes[seq, SUCC])
         state.nodes[seq, PRED] = np.concatenate([[0], seq[:-1]])
         state.routes[r, FIRST] = seq[0]
-        state.routes[r, SIZE] = len(seq)
         refresh_route(problem.dist, problem.node_data, problem.capacity, problem.timed,
                       *state.arrays(), r)
     return state
@@ -171,16 +235,19 @@ def total_cost(problem: SearchProblem, state: SearchState) -> float:
 
 
 @nb.njit(cache=True)
-def copy_state(n0, t0, r0, s0, n1, t1, r1, s1) -> None:  # noqa: ANN001
-    """Copy one state's four arrays into another's (same shapes)."""
-    n1[:] = n0
-    t1[:] = t0
-    r1[:] = r0
-    s1[:] = s0
+def copy_state(src, dst) -> None:  # noqa: ANN001
+    """Copy one state's arrays (a tuple, :meth:`SearchState.arrays`) into another's."""
+    sn, st, sr, ss, sx = src
+    dn, dt, dr, ds, dx = dst
+    dn[:] = sn
+    dt[:] = st
+    dr[:] = sr
+    ds[:] = ss
+    dx[:] = sx
 
 
 @nb.njit(cache=True)
-def state_cost(node_data, nodes, times, routes, rstat) -> float:  # noqa: ANN001
+def state_cost(node_data, nodes, times, routes, rstat, totals) -> float:  # noqa: ANN001
     """Total route length minus collected prizes (prizes are 0 outside PCVRP)."""
     total = 0.0
     for r in range(routes.shape[0]):
@@ -190,12 +257,12 @@ def state_cost(node_data, nodes, times, routes, rstat) -> float:  # noqa: ANN001
 
 
 @nb.njit(cache=True)
-def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, r) -> bool:  # noqa: ANN001
-    """Recompute every derived field of route ``r`` from its ``FIRST``, the successor links
-    and the cached out-edge lengths ``OUT`` (which every relinking keeps current, so this
-    walk reads no distance-matrix row: they are the cache misses of large instances); an
-    empty route (``FIRST`` 0) becomes a free slot. Returns False when the route breaks
-    capacity or a time window."""
+def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat, totals, r) -> bool:  # noqa: ANN001
+    """Recompute every derived field of route ``r`` (and ``totals``) from its ``FIRST``, the
+    successor links and the cached out-edge lengths ``OUT`` (which every relinking keeps
+    current, so this walk computes one edge, the first); an empty route (``FIRST`` 0) becomes
+    a free slot. Returns False when the route breaks capacity or a time window."""
+    old_size = routes[r, SIZE]
     node = routes[r, FIRST]
     if node == 0:
         routes[r, LAST] = 0
@@ -203,6 +270,7 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
         rstat[r, LOAD] = 0.0
         rstat[r, LENGTH] = 0.0
         rstat[r, PRIZES] = 0.0
+        _count_route(totals, old_size, 0)
         return True
     prev = 0
     pos = 0
@@ -218,10 +286,10 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
         load += node_data[node, DEMAND]
         prizes += node_data[node, PRIZE]
         times[node, CUMLOAD] = load
-        edge = dist[0, node] if prev == 0 else times[prev, OUT]
-        length += edge
+        leg = edge(dist, 0, node) if prev == 0 else times[prev, OUT]
+        length += leg
         if timed:
-            t = max(t + edge, node_data[node, READY])
+            t = max(t + leg, node_data[node, READY])
             times[node, EARLY] = t
             if t > node_data[node, DUE] + EPS:
                 ok = False
@@ -232,6 +300,7 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
     length += times[prev, OUT]
     routes[r, LAST] = prev
     routes[r, SIZE] = pos
+    _count_route(totals, old_size, pos)
     rstat[r, LOAD] = load
     rstat[r, LENGTH] = length
     rstat[r, PRIZES] = prizes
@@ -249,6 +318,12 @@ def refresh_route(dist, node_data, capacity, timed, nodes, times, routes, rstat,
     return ok
 
 
+@nb.njit(cache=True, inline="always")
+def _count_route(totals, old_size, new_size) -> None:  # noqa: ANN001
+    totals[ROUTES] += int(new_size > 0) - int(old_size > 0)
+    totals[SERVED] += new_size - old_size
+
+
 @nb.njit(cache=True)
 def unlink(dist, nodes, times, routes, c) -> int:  # noqa: ANN001
     """Take customer ``c`` out of its route's links (derived fields are left stale until the
@@ -260,7 +335,7 @@ def unlink(dist, nodes, times, routes, c) -> int:  # noqa: ANN001
         routes[r, FIRST] = b
     else:
         nodes[a, SUCC] = b
-        times[a, OUT] = dist[a, b]
+        times[a, OUT] = edge(dist, a, b)
     if b == 0:
         routes[r, LAST] = a
     else:
@@ -278,12 +353,12 @@ def link_after(dist, nodes, times, routes, c, a, r) -> None:  # noqa: ANN001
     nodes[c, PRED] = a
     nodes[c, SUCC] = b
     nodes[c, ROUTE] = r
-    times[c, OUT] = dist[c, b]
+    times[c, OUT] = edge(dist, c, b)
     if a == 0:
         routes[r, FIRST] = c
     else:
         nodes[a, SUCC] = c
-        times[a, OUT] = dist[a, c]
+        times[a, OUT] = edge(dist, a, c)
     if b == 0:
         routes[r, LAST] = c
     else:
@@ -293,10 +368,11 @@ def link_after(dist, nodes, times, routes, c, a, r) -> None:  # noqa: ANN001
 @nb.njit(cache=True)
 def sync_state(src, dst, touched, num_touched, moved, num_moved, buf) -> None:  # noqa: ANN001
     """Make ``dst`` equal to ``src``, given that they differ only on the route slots
-    ``touched[:num_touched]`` and on customers that are on those routes (in either state) or
-    in ``moved[:num_moved]``. ``buf`` is scratch of at least ``3 V`` ints."""
-    sn, st, sr, ss = src
-    dn, dt, dr, ds = dst
+    ``touched[:num_touched]`` (distinct), on customers that are on those routes (in either
+    state) or in ``moved[:num_moved]``, and on ``totals``. ``buf`` is scratch of at least
+    ``3 V`` ints."""
+    sn, st, sr, ss, sx = src
+    dn, dt, dr, ds, dx = dst
     k = 0
     for i in range(num_touched):  # collect first: copying rewires dst while walking it
         r = touched[i]
@@ -321,6 +397,7 @@ def sync_state(src, dst, touched, num_touched, moved, num_moved, buf) -> None:  
         r = touched[i]
         dr[r] = sr[r]
         ds[r] = ss[r]
+    dx[:] = sx
 
 
 @nb.njit(cache=True)

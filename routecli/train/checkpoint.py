@@ -87,6 +87,18 @@ def save(checkpoint: dict[str, Any], path: str | Path) -> Path:
     return atomic_write(path, lambda handle: torch.save(data, handle))
 
 
+COMPACT = "state-bf16.pt"  # the run state a run folder commits (data/runs/**/state-bf16.pt)
+
+
+def compact(state: dict[str, Any]) -> dict[str, Any]:
+    """A training state small enough to commit: the weights in bfloat16 and no optimizer
+    moments (a run resumed from it starts a fresh optimizer and re-warms it); counters and
+    configuration as they are. About a third of the full state."""
+    model = {k: v.detach().to(torch.bfloat16) if v.is_floating_point() else v
+             for k, v in state["model"].items()}
+    return {k: v for k, v in state.items() if k != "optimizer"} | {"model": model}
+
+
 # What torch's weights-only unpickler found, inside its several-paragraph message.
 _REFUSED = re.compile(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n\s*\n|$)", re.DOTALL)
 

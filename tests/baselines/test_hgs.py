@@ -79,12 +79,73 @@ def test_exact_distances_scale_loads_too(data_dir):
 
 
 def test_large_instances_start_from_nearest_neighbour():
-    from routecli.baselines.hgs import EXACT_SCALE, NEAREST_START_NODES, nearest_start, problem_data
+    from routecli.baselines.hgs import NEAREST_START_NODES, nearest_start, search
 
     small = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=1))[0]
-    assert nearest_start(small, problem_data(small)) is None
+    assert nearest_start(small) is None
     large = gen.batch_instances("tsp", gen.tsp(1, NEAREST_START_NODES, seed=1))[0]
-    start = nearest_start(large, problem_data(large))
-    assert start is not None and start.is_feasible()
-    nearest = large.cost(NearestNeighbour().solve(large))  # PyVRP: integers, EXACT_SCALE
-    assert abs(start.distance() / EXACT_SCALE - nearest) < 1e-3 * nearest
+    nearest = NearestNeighbour().solve(large)
+    assert nearest_start(large).order.tolist() == nearest.order.tolist()
+    run = search(large, stop=MaxIterations(1))  # its start, then one iteration's improvement
+    assert run.improved_at == [0] or large.cost(run.solution) < large.cost(nearest)
+    assert large.cost(run.solution) <= large.cost(nearest) + 1e-6
+
+
+@pytest.mark.parametrize("rule,scale", [("euc2d", 1.0), ("exact", 10_000.0)])
+def test_block_filled_matrices_are_the_rounded_full_ones(rule, scale, monkeypatch):
+    import numpy as np
+
+    from routecli.baselines import hgs
+    from routecli.problems import CVRPInstance, Metric
+
+    monkeypatch.setattr(hgs, "BLOCK_PAIRS", 7 * 50)  # 7 rows a block, the last one short
+    coords = np.random.default_rng(0).uniform(0, 100, (50, 2))
+    inst = CVRPInstance("m", Metric(rule, coords=coords), np.ones(50), 10.0)
+    distances, durations = hgs.integer_matrices(inst, scale)
+    full = inst.metric.full_matrix() * scale
+    np.testing.assert_array_equal(distances, np.rint(full))
+    np.testing.assert_array_equal(durations, np.ceil(full - 1e-9))
+    assert (durations is distances) == (rule == "euc2d")  # integers: one matrix serves both
+
+
+def test_an_instance_too_large_for_the_memory_is_refused_before_solving(monkeypatch):
+    from routecli.baselines import hgs
+    from routecli.errors import OptionError
+    from routecli.solvers import require_problem
+
+    inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=2))[0]
+    need = hgs.memory_needed(inst)
+    monkeypatch.setattr(hgs, "available_memory", lambda: need)  # all of it: too tight
+    with pytest.raises(OptionError, match=r"31 nodes; PyVRP's dense matrices need about "
+                                          r"[0-9.]+ GiB, more than 80% of the [0-9.]+ GiB "
+                                          r"available"):
+        require_problem(HGS(), inst)
+    monkeypatch.setattr(hgs, "available_memory", lambda: int(need / hgs.MEMORY_SHARE) + 1)
+    require_problem(HGS(), inst)
+
+
+def test_a_warm_start_is_where_the_search_begins(tmp_path):
+    from dataclasses import replace
+
+    from routecli.io import write_solution
+    from routecli.problems import Metric
+
+    inst = gen.batch_instances("cvrp", gen.cvrp(1, 40, seed=3))[0]
+    inst = replace(inst, metric=Metric("euc2d", coords=(inst.metric.coords * 1000).round()))
+    start = NearestNeighbour().solve(inst)
+    write_solution(tmp_path / "start.sol", inst, start)
+    seen = []
+    solution = HGS(init=str(tmp_path / "start.sol")).solve(
+        inst, stop=MaxIterations(50), progress=lambda p: seen.append(p.best))
+    assert seen[0] == inst.cost(start)  # the first best PyVRP reports is the start's cost
+    assert validate(inst, solution) == [] and inst.cost(solution) <= inst.cost(start)
+
+
+def test_a_warm_start_tour_is_read_too(tmp_path):
+    from routecli.io import write_solution
+
+    inst = gen.batch_instances("tsp", gen.tsp(1, 30, seed=3))[0]
+    start = NearestNeighbour().solve(inst)
+    write_solution(tmp_path / "start.tour", inst, start)
+    tour = HGS(init=str(tmp_path / "start.tour")).solve(inst, stop=MaxIterations(1))
+    assert validate(inst, tour) == [] and inst.cost(tour) <= inst.cost(start)

@@ -61,3 +61,16 @@ def test_default_budgets_grow_with_size_and_reject_unknown_problems():
         reference_budget("kp", 50)
     with pytest.raises(OptionError):
         ReferenceBudget(iterations=0, no_improvement=10)
+
+
+def test_references_computed_on_a_pool_are_the_inline_ones_and_twins_are_solved_once(tmp_path):
+    from routecli.tasks import Pool
+
+    instances = gen.batch_instances("cvrp", gen.cvrp(3, 12, seed=0))
+    twins = [*instances, instances[0]]  # the same instance twice: one task, one cache file
+    pooled = reference_solutions(twins, SMALL, cache_dir=tmp_path / "a", progress=False,
+                                 executor=Pool(2))
+    inline = reference_solutions(instances, SMALL, cache_dir=tmp_path / "b", progress=False)
+    assert len(list((tmp_path / "a").glob("*.npz"))) == 3
+    assert [i.cost(s) for i, s in zip(twins, pooled, strict=True)] == \
+        [i.cost(s) for i, s in zip([*instances, instances[0]], [*inline, inline[0]], strict=True)]

@@ -1,3 +1,4 @@
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ from routecli.bench.runner import LOCK_FILE
 from routecli.errors import OptionError
 from routecli.solvers import make_settings
 from routecli.stop import MaxIterations
+from routecli.tasks import Dask, ExecutorLost, Pool, TasksFailed
 
 
 def _copy(data_dir: Path, tmp_path: Path, names: list[str]) -> list[Path]:
@@ -31,13 +33,13 @@ def test_rows_are_appended_and_a_rerun_skips_finished_instances(data_dir, tmp_pa
     rows = run_bench(files, "nn", make_settings("nn"), out, on_row=seen.append)
     assert [r.instance for r in seen] == ["tiny"] and seen[0].problem == "tsp"  # only the new one
     assert len(rows) == 2 and len(read_rows(out / "results.csv")) == 2
-    assert completed(out / "results.csv") == {str(f.resolve()) for f in files}
+    assert completed(out / "results.csv") == {(str(f.resolve()), 0) for f in files}
 
 
-def test_parallel_jobs_give_the_same_rows(data_dir, tmp_path):
+def test_a_local_pool_gives_the_same_rows(data_dir, tmp_path):
     files = _copy(data_dir, tmp_path, ["tiny.vrp", "tiny.tsp", "explicit5.tsp"])
     serial = run_bench(files, "nn", make_settings("nn"), tmp_path / "a")
-    parallel = run_bench(files, "nn", make_settings("nn"), tmp_path / "b", jobs=2)
+    parallel = run_bench(files, "nn", make_settings("nn"), tmp_path / "b", executor=Pool(2))
     key = sorted((r.instance, r.problem, r.cost) for r in serial)
     assert key == sorted((r.instance, r.problem, r.cost) for r in parallel)
 
@@ -127,3 +129,121 @@ def test_a_folder_holding_only_the_lock_is_a_run_folder_being_started(data_dir, 
     with sole_writer(out / LOCK_FILE), pytest.raises(OptionError, match="another routecli bench"):
         run_bench(files, "nn", make_settings("nn"), out)
     assert len(run_bench(files, "nn", make_settings("nn"), out)) == 1  # the lock was left
+
+
+# Runs on Dask distributed: a real LocalCluster of worker processes, one thread each.
+
+DEMO = ["tiny.vrp", "tiny.tsp", "explicit5.tsp", "full4.tsp"]
+
+
+def _key(rows):
+    return sorted((Path(r.file).name, r.seed, r.cost, r.feasible) for r in rows)
+
+
+def _stored_keys(out: Path) -> list[tuple[str, int]]:
+    return [(Path(r.file).name, r.seed) for r in read_rows(out / "results.csv")]
+
+
+def die_once(marker: str, run, args):  # noqa: ANN001, ANN201 - a task's function and result
+    """Kill this worker process the first time (the marker file says it happened), as a node
+    lost mid-task would; run the task when Dask reruns it elsewhere."""
+    import os
+    import signal
+
+    if not Path(marker).exists():
+        Path(marker).touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return run(*args)
+
+
+class DyingOnce(Dask):
+    """Dask whose second task kills its worker the first time it runs."""
+
+    def __init__(self, marker: Path, **kwargs):
+        super().__init__(**kwargs)
+        self.marker = str(marker)
+
+    def run(self, tasks):  # noqa: ANN001, ANN201
+        wrapped = [replace(t, run=die_once, args=(self.marker, t.run, t.args)) if i == 1 else t
+                   for i, t in enumerate(tasks)]
+        given = {t.key: t for t in tasks}
+        for task, outcome in super().run(wrapped):
+            yield given[task.key], outcome
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as running:
+        yield running
+
+
+def _bench(files, out, **kwargs):
+    return run_bench(files, "hgs", make_settings("hgs"), out, stop=MaxIterations(50), runs=2,
+                     **kwargs)
+
+
+def test_a_dask_local_cluster_gives_the_rows_of_the_local_pool(data_dir, tmp_path):
+    files = _copy(data_dir, tmp_path, DEMO)
+    pooled = _bench(files, tmp_path / "pool", executor=Pool(2))
+    distributed = _bench(files, tmp_path / "dask", executor=Dask(workers=2))
+    assert len(pooled) == 8 and all(r.feasible for r in pooled)
+    assert _key(distributed) == _key(pooled)
+    assert sorted(p.name for p in (tmp_path / "dask" / "solutions").iterdir()) == \
+        sorted(p.name for p in (tmp_path / "pool" / "solutions").iterdir())
+
+
+def test_a_worker_killed_mid_run_loses_and_repeats_no_row(data_dir, tmp_path, cluster):
+    files = _copy(data_dir, tmp_path, DEMO)
+    marker = tmp_path / "killed-once"
+    rows = _bench(files, tmp_path / "out",
+                  executor=DyingOnce(marker, workers=2, scheduler=cluster.scheduler_address))
+    assert marker.exists()  # a worker did die
+    stored = _stored_keys(tmp_path / "out")
+    assert len(stored) == len(set(stored)) == 8
+    assert _key(rows) == _key(_bench(files, tmp_path / "inline"))
+
+
+def test_a_resumed_dask_run_solves_only_the_missing_tasks(data_dir, tmp_path, cluster):
+    files = _copy(data_dir, tmp_path, DEMO)
+    out = tmp_path / "out"
+    dask = Dask(workers=2, scheduler=cluster.scheduler_address)
+    _bench(files[:2], out, executor=dask)
+    started, new = [], []
+    rows = _bench(files, out, executor=dask, on_start=started.append, on_row=new.append)
+    assert started == [4] and len(new) == 4 and len(rows) == 8
+    assert {Path(r.file).name for r in new} == {"explicit5.tsp", "full4.tsp"}
+    assert len(set(_stored_keys(out))) == len(_stored_keys(out)) == 8
+
+
+def test_a_scheduler_that_disappears_stops_the_run_with_one_line_and_it_resumes(
+        data_dir, tmp_path):
+    from distributed import LocalCluster
+
+    files = _copy(data_dir, tmp_path, DEMO)
+    out = tmp_path / "out"
+    running = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                           dashboard_address=":0")
+    lost = Dask(workers=1, scheduler=running.scheduler_address)
+    with pytest.raises(ExecutorLost, match=r"lost the Dask scheduler .* are stored: rerun"):
+        _bench(files, out, executor=lost, on_row=lambda row: running.close())
+    kept = _stored_keys(out)
+    assert 1 <= len(kept) < 8
+    rows = _bench(files, out, executor=Pool(2))
+    assert len(rows) == 8 and len(set(_stored_keys(out))) == 8
+
+
+def test_a_task_that_raises_stops_the_run_with_one_line_after_the_others(data_dir, tmp_path):
+    files = _copy(data_dir, tmp_path, ["tiny.vrp", "tiny.tsp"])
+    bad = tmp_path / "inst" / "zbad.tsp"
+    bad.write_text("NAME: zbad\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\n"
+                   "NODE_COORD_SECTION\n1 0 0\n2 1 1\nEOF\n")
+    out = tmp_path / "out"
+    with pytest.raises(TasksFailed, match=r"2 of 6 tasks failed, the other 4 are stored") as err:
+        _bench([*files, bad], out)
+    assert "zbad" in str(err.value) and "\n" not in str(err.value)
+    assert len(_stored_keys(out)) == 4
+    bad.unlink()
+    assert len(_bench(files, out)) == 4

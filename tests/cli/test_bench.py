@@ -81,3 +81,50 @@ def test_two_benches_on_one_folder_write_each_row_once(data_dir, tmp_path):
     for code, err in results:
         assert code == 0 or (code == 2 and err.count("\n") == 1
                              and "another routecli bench" in err), err
+
+
+def test_workers_jobs_and_the_protocol_options_are_checked_in_one_line(data_dir, tmp_path,
+                                                                       capsys):
+    base = ["bench", str(data_dir / "tiny.vrp"), "-m", "hgs", "-o", str(tmp_path / "o")]
+    assert main([*base, "--iterations", "20", "-j", "2"]) == 0  # the old spelling still runs
+    assert len(read_rows(tmp_path / "o" / "results.csv")) == 1
+    capsys.readouterr()
+    assert main([*base, "-j", "2", "--workers", "3"]) == 2
+    _one_error_line(capsys, "--jobs 2 and --workers 3")
+    assert main([*base, "--time-scale", "0.5"]) == 2
+    _one_error_line(capsys, "--time-scale", "--protocol")
+    assert main([*base, "--protocol", "pyvrp", "--time-limit", "5"]) == 2
+    _one_error_line(capsys, "--protocol pyvrp sets the time limit")
+    assert main([*base, "--executor", "pool", "--scheduler", "tcp://127.0.0.1:8786"]) == 2
+    _one_error_line(capsys, "--scheduler names a Dask scheduler")
+
+
+def test_a_protocol_run_reports_gaps_over_seeds_and_the_measured_cpu(data_dir, tmp_path):
+    out = tmp_path / "p"
+    argv = ["bench", str(data_dir / "tiny.vrp"), "-m", "sisr", "--protocol", "pyvrp",
+            "--time-scale", "0.01", "--runs", "2", "--workers", "1", "-o", str(out)]
+    assert main(argv) == 0
+    rows = read_rows(out / "results.csv")
+    assert sorted(r.seed for r in rows) == [0, 1]
+    assert all(r.time_limit == pytest.approx(0.024 * r.n) for r in rows)  # 2.4 n x 0.01
+    report = (out / "report.md").read_text()
+    assert "## Protocol pyvrp" in report and "iterations/s on PyVRP" in report
+    assert sorted(p.name for p in (out / "solutions").iterdir()) == ["tiny-s0.sol", "tiny-s1.sol"]
+
+
+def test_a_warm_start_does_not_apply_to_a_benchmark(data_dir, tmp_path, capsys):
+    assert main(["bench", str(data_dir / "tiny.vrp"), "-m", "sisr", "--init",
+                 str(data_dir / "tiny.sol"), "-o", str(tmp_path / "b")]) == 2
+    assert "--init applies to solve" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+
+
+def test_an_instance_the_model_refuses_stops_the_benchmark_before_any_work(
+        data_dir, tmp_path, capsys, monkeypatch):
+    from routecli.baselines import hgs
+
+    monkeypatch.setattr(hgs, "available_memory", lambda: 1)
+    assert main(["bench", str(data_dir / "tiny.vrp"), "-m", "hgs", "-t", "1",
+                 "-o", str(tmp_path / "b")]) == 2
+    assert "PyVRP's dense matrices need about" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()

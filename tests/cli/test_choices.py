@@ -10,6 +10,7 @@ def test_every_copied_list_matches_its_source():
     from routecli.analysis import anisometry, entropy
     from routecli.analysis.data import PROBLEMS
     from routecli.analysis.pe_plots import PLOTS
+    from routecli.bench.protocol import PROTOCOLS
     from routecli.bench.sets import NAMED_SETS
     from routecli.experiments.pe.compare import TABLE4
     from routecli.generate import GENERATORS, KP_CAPACITIES
@@ -21,6 +22,7 @@ def test_every_copied_list_matches_its_source():
     assert tuple(GENERATORS) == choices.GENERATE_PROBLEMS
     assert tuple(KP_CAPACITIES) == choices.KP_CAPACITIES
     assert tuple(NAMED_SETS) == choices.BENCH_SETS
+    assert tuple(PROTOCOLS) == choices.BENCH_PROTOCOLS
     assert choices.SET_PROBLEMS == PROBLEMS
     assert tuple(anisometry.PAPER_TABLE1) == choices.TABLE1_SETS
     assert tuple(entropy.DEFAULT_SETS) == choices.ENTROPY_SETS

@@ -26,14 +26,19 @@ def test_compare_pe_runs_end_to_end_and_resumes(tmp_path, monkeypatch):
     assert "| NoPE | 2 |" in text and "paper Gap" in text
     with open(out / "untrained.csv") as handle:
         (control,) = list(csv.DictReader(handle))
-    assert (control["pe"], control["seed"], control["train_seconds"]) == ("ipe_inv_xpe", "0", "0")
-    assert "untrained (seed 0)" in text
+    # the control is the paper's IPE+XPE (its printed formula) at its initial weights
+    assert (control["pe"], control["seed"], control["train_seconds"]) == (
+        "ipe_inv_xpe:schedule=geometric", "0", "0")
+    assert "untrained (seed 0)" in text and "baseline: best improvement (the teacher)" in text
     assert (out / "summary-nope-ipe-inv-xpe.png").stat().st_size > 0
     assert main(args) == 0  # everything done: nothing is retrained, no row is added
     with open(out / "rows.csv") as handle:
         assert len(list(csv.DictReader(handle))) == 4
     with open(out / "untrained.csv") as handle:
         assert len(list(csv.DictReader(handle))) == 1  # the control is evaluated once
+    with open(out / "baselines.csv") as handle:  # and so are the baselines
+        assert [r["row"] for r in csv.DictReader(handle)] == ["random", "teacher",
+                                                              "epsilon-teacher"]
     other = [*args[:-4], "--test-size", "5", "--out", str(out)]
     assert main(other) == 2  # another protocol in the same folder is refused
 
@@ -54,6 +59,7 @@ def test_compare_pe_trains_by_offline_imitation(tmp_path, monkeypatch):
     summary = [*args, "--summary-only", "--pe", "ipe_inv_xpe"]
     assert main([*summary, "--versus", "nope"]) == 0
     text = (out / "summary-ipe-inv-xpe-vs-nope.md").read_text()
-    assert "vs nope: wins/losses" in text and "| IPE+XPE (direction-invariant) | 1 |" in text
+    assert "vs nope: wins/losses" in text
+    assert "| IPE+XPE (direction-invariant) [routecli's integer-harmonic IPE] | 1 |" in text
     assert main([*summary, "--versus", "sin"]) == 2  # no rows to pair against
     assert main([*summary, "--versus", "table4"]) == 2  # not one encoding

@@ -51,7 +51,8 @@ def test_sizes_sets_outputs_and_jobs_share_one_spelling(capsys):
     assert all("-o, --out" in texts[c] for c in ("generate", "train", "train-nds", "bench"))
     assert "--run-dir" not in texts["train"]
     assert all("-j, --jobs N" in texts[c] and "[default: 1" in texts[c].split("--jobs")[1]
-               for c in ("analyze anisometry", "probe", "bench"))
+               for c in ("analyze anisometry", "probe"))
+    assert "--workers N" in texts["bench"]  # its tasks run on any executor (-j: hidden alias)
 
 
 def test_dropped_old_spellings_are_refused(capsys):

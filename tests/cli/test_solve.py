@@ -323,6 +323,32 @@ def test_the_mean_row_shows_the_mean_time():
     assert "2.00" in mean_line and "1.00" in mean_line and "4.00" not in mean_line
 
 
+def test_init_starts_the_search_from_a_file_checked_first(data_dir, tmp_path, capsys):
+    start = tmp_path / "start.sol"
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "--out", str(start)]) == 0
+    capsys.readouterr()
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "sisr", "--iterations", "50",
+                 "--init", str(start), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["feasible"] and row["settings"]["init"] == str(start)
+    start.write_text("Route #1: 1 2\nCost 10\n")  # customers 3..5 missing
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "sisr", "--init", str(start)]) == 2
+    assert "is not a feasible solution of tiny" in one_error(capsys)
+    assert main(["solve", str(data_dir / "tiny.vrp"), str(data_dir / "one_customer.vrp"),
+                 "-m", "sisr", "--init", str(start)]) == 2
+    assert "--init applies to a single instance" in one_error(capsys)
+    assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "--init", str(start)]) == 2
+    assert "--init does not apply to model 'nn'" in one_error(capsys)
+
+
+def test_a_search_shows_its_best_cost_and_gap():
+    from routecli.cli.solve import progress_text
+    from routecli.solvers import Progress
+
+    assert progress_text(Progress(2.5, best=110.0), 100.0) == "best 110 (gap 10.00%) at 2.5s"
+    assert progress_text(Progress(2.5, best=110.0)) == "best 110 at 2.5s"
+
+
 def test_greedy_results_record_no_starts(data_dir, capsys):
     for decode, shown in (("greedy", False), ("multistart", True)):
         assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--decode", decode,

@@ -59,7 +59,8 @@ def test_train_without_out_says_where_it_writes_shows_steps_and_keeps_old_runs(
             "--log-every", "1"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "training in runs/miloop-tsp/: log.jsonl as it goes, last.pt at each checkpoint" in out
+    assert ("training in runs/miloop-tsp/: log.jsonl as it goes, last.pt and state-bf16.pt at "
+            "each checkpoint and at the end, best.pt after each better validation") in out
     assert "step 1 " in out and "step 2 " in out
     assert main(argv) == 2  # a fresh run may not overwrite the run it finds
     err = capsys.readouterr().err.strip()

@@ -20,7 +20,8 @@ KINDS = {"FILE": "path", "FOLDER": "path", "PATH": "path", "CSV": "path",
          "NAME": "name", "NAMES": "name", "SET": "name", "METHOD": "name", "RULE": "name",
          "FORMAT": "name", "STAGES": "name", "VALUE": "value", "C[,C...]": "value",
          "N": "number", "M": "number", "K": "number", "X": "number", "GB": "number",
-         "SHARE": "number", "FACTOR": "number", "SECONDS": "seconds", "COST": "number"}
+         "SHARE": "number", "FACTOR": "number", "SECONDS": "seconds", "COST": "number",
+         "ADDRESS": "address"}
 
 
 def leaf_commands(group: object, path: tuple[str, ...] = ()) -> list[list[str]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
@@ -22,6 +21,7 @@ from routecli.experiments.ablation import (
     summarize,
     train_config,
 )
+from routecli.tasks import Pool
 
 
 def test_each_variant_switches_its_components(tmp_path):
@@ -50,25 +50,43 @@ def test_parse_variants_and_protocol_checks():
 
 
 def rows(variant, seed, size, gaps):
-    return [{"solver": variant, "seed": str(seed), "n": str(size), "cost": str(10 + g),
-             "gap_pct": str(g)} for g in gaps]
+    return [{"solver": variant, "seed": str(seed), "n": str(size), "instance": str(k),
+             "cost": str(10 + g), "gap_pct": str(g)} for k, g in enumerate(gaps)]
 
 
-def test_summary_gives_the_seed_spread_and_the_difference_from_full():
-    data = (rows("full", 0, 20, [1.0, 3.0]) + rows("full", 1, 20, [3.0, 5.0])
-            + rows("no-memory", 0, 20, [5.0, 5.0]) + rows("no-memory", 1, 20, [7.0, 7.0]))
+def test_summary_tests_every_variant_against_full_with_one_correction_over_the_table():
+    spread = [0.0, 0.1, -0.1, 0.05, -0.05]
+    data = []
+    for seed, d in enumerate(spread):
+        data += rows("full", seed, 20, [1.0 + d, 3.0 + d])
+        data += rows("no-memory", seed, 20, [5.0 + d, 5.0 + d])  # 3 points worse
+        data += rows("no-update", seed, 20, [1.0 - d, 3.0 + d])  # the same as full
+        data += rows("no-fusion", seed, 20, [5.0 + d, 5.0 + d]) if seed < 3 else []
     summary = summarize(data)
     full, ablated = summary["full"][20], summary["no-memory"][20]
-    assert (full.seeds, full.gap, full.gap_sd) == (2, 3.0, pytest.approx(math.sqrt(2)))
-    assert math.isnan(full.diff) and ablated.diff == pytest.approx(3.0)
-    assert ablated.diff_se == pytest.approx(math.hypot(1.0, 1.0))  # sd sqrt(2) / sqrt(2) each
-    text = markdown(summary, Protocol(test_sizes=(20,)), "python benchmarks/x.py")
+    assert (full.seeds, full.gap, full.versus_full) == (5, pytest.approx(2.0), None)
+    test = ablated.versus_full
+    assert test.effect == pytest.approx(3.0) and test.ci_low > 0 and test.verdict == "a"
+    assert summary["no-update"][20].versus_full.verdict == "not separated"
+    three = summary["no-fusion"][20].versus_full  # as far from full, with three seeds
+    assert three.p < 0.05 and three.verdict == "not separated"
+    ps = [c.versus_full for name, cells in summary.items() for c in cells.values()
+          if name != "full"]
+    assert all(t.p_adjusted >= t.p for t in ps) and len(ps) == 3
+    text = markdown(summary, Protocol(test_sizes=(20,), steps=1000), "python benchmarks/x.py")
     assert "| ✓ | ✓ | ✓ | 3 | DPO | full |" in text and "| × | × | × | 3 | DPO | no-memory |" in text
-    assert "+3.00 ± 1.41" in text and "7.82 (0.84%)" in text and "paper TSP100" in text
+    assert "full better" in text and "1,000 updates each" in text and "7.82 (0.84%)" in text
+
+
+def test_equal_updates_are_part_of_the_settings_only_when_set():
+    assert "steps" not in json.loads(Protocol().settings("full"))
+    assert json.loads(Protocol(steps=500).settings("full"))["steps"] == 500
+    with pytest.raises(OptionError):
+        Protocol(steps=-1)
 
 
 @pytest.mark.slow
-def test_a_tiny_study_trains_tests_and_resumes(tmp_path, monkeypatch):
+def test_a_tiny_study_trains_tests_and_resumes_on_a_pool(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     protocol = Protocol(train_size=6, batch=2, rollouts=3, cpu_minutes=0.005, chunk=1,
                         val_instances=2, test_sizes=(6, 7), test_num=2)
@@ -82,7 +100,7 @@ def test_a_tiny_study_trains_tests_and_resumes(tmp_path, monkeypatch):
 
     logs = tmp_path / "out" / "logs"
     study = (["full", "no-fusion"], [0], protocol, tmp_path / "runs", logs, is_done, record)
-    run_study(*study, compile=False, log=lambda line: None)
+    run_study(*study, compile=False, log=lambda line: None, executor=Pool(2))  # a task each
     assert sorted(stored) == [("full", 0, 6), ("full", 0, 7), ("no-fusion", 0, 6),
                               ("no-fusion", 0, 7)]
     for result in stored.values():

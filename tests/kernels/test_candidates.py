@@ -90,3 +90,26 @@ def test_demand_without_remaining_is_an_error():
     index = CandidateIndex(np.random.default_rng(0).random((20, 2)), list_size=4)
     with pytest.raises(ValueError, match="remaining"):
         index.query(np.array([0]), np.zeros((1, 20), bool), 3, demand=np.ones(20))
+
+
+@pytest.mark.parametrize("cx,cy", [(0, 0), (2, 1), (4, 2)])
+def test_rings_cover_the_grid_once_each_at_its_chebyshev_distance(cx, cy):
+    from routecli.kernels.candidates import ring_cell
+
+    nx, ny = 5, 3
+    seen = []
+    for ring in range(max(nx, ny) + 1):
+        cells = [ring_cell(cx, cy, ring, t, nx, ny) for t in range(max(8 * ring, 1))]
+        for c in cells:
+            if c >= 0:
+                assert max(abs(c % nx - cx), abs(c // nx - cy)) == ring
+                seen.append(c)
+    assert sorted(seen) == list(range(nx * ny))
+
+
+def test_nodes_on_a_line_make_a_grid_of_about_n_cells():
+    from routecli.kernels.candidates import NodeGrid
+
+    xy = np.stack([np.arange(1000.0), np.zeros(1000)], axis=1)
+    grid = NodeGrid(xy)
+    assert grid.nx * grid.ny <= 2 * 1000

@@ -39,3 +39,37 @@ def test_a_chunk_whose_instances_no_longer_regenerate_is_refused(tmp_path):
     store.chunk_path(0).rename(moved.chunk_path(0))
     with pytest.raises(ValueError, match="no longer regenerate"):
         moved.read_chunk(0)
+
+
+def test_equivalent_actions_at_a_cvrp_route_start_are_the_ends_of_routes_not_yet_started():
+    import torch
+
+    from routecli.problems import Routes
+
+    solution = Routes([[1, 2, 3], [4], [5, 6]])
+    seq = labels.label_sequences("cvrp", [solution], np.random.default_rng(0))  # [1, T]
+    sets = labels.equivalent_actions("cvrp", seq, 7)
+    path = seq[0].tolist()
+    routes = []
+    for t, node in enumerate(path):
+        if node and path[t - 1] == 0:
+            routes.append([t])
+        if node:
+            routes[-1].append(node)
+    for r, (start, *nodes) in enumerate(routes):
+        later = {end for _, *rest in routes[r:] for end in (rest[0], rest[-1])}
+        assert set(torch.nonzero(sets[0, start])[:, 0].tolist()) == later
+        for offset in range(1, len(nodes)):  # inside a route: the label's action alone
+            assert torch.nonzero(sets[0, start + offset])[:, 0].tolist() == [nodes[offset]]
+    depot_steps = [t for t, node in enumerate(path) if node == 0]
+    assert all(torch.nonzero(sets[0, t])[:, 0].tolist() == [0] for t in depot_steps)
+
+
+def test_equivalent_actions_of_a_tour_are_both_neighbours_of_its_start_then_the_label():
+    seq = labels.label_sequences("tsp", [Tour(np.array([0, 3, 1, 4, 2]))],
+                                 np.random.default_rng(1))
+    sets = labels.equivalent_actions("tsp", seq, 5)
+    tour = seq[0].tolist()
+    assert set(sets[0, 1].nonzero()[:, 0].tolist()) == {tour[1], tour[-1]}
+    assert all(sets[0, t].nonzero()[:, 0].tolist() == [tour[t]] for t in range(2, 5))
+    assert labels.equivalent_actions("pdtsp", seq, 5) is None

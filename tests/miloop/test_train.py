@@ -70,6 +70,35 @@ def test_training_writes_log_and_resume_is_exact(tmp_path, monkeypatch):
         assert torch.equal(a, b), k
 
 
+def test_a_run_resumes_from_its_compact_state_alone(tmp_path, monkeypatch):
+    """The committed state-bf16.pt (bfloat16 weights, no optimizer moments) resumes a run whose
+    last.pt is gone: same step and counters, the weights rounded to bfloat16, a fresh optimizer
+    whose learning rate ramps up again."""
+    from routecli.miloop.train import REWARM_STEPS
+    from routecli.train import checkpoint
+
+    monkeypatch.setattr("routecli.miloop.train.Trainer.validate",
+                        lambda self: {"val_gap": 1.0, "val_cost": 1.0, "val_seconds": 0.0})
+    first = Trainer(tiny_config(tmp_path))
+    first.run(until_step=2)
+    run = tmp_path / "run"
+    full, small = run / "last.pt", run / checkpoint.COMPACT
+    assert small.stat().st_size < 0.6 * full.stat().st_size
+    stored = torch.load(small, weights_only=True)
+    assert "optimizer" not in stored and all(
+        v.dtype == torch.bfloat16 for v in stored["model"].values() if v.is_floating_point())
+    full.unlink()
+    resumed = Trainer(tiny_config(tmp_path), resume=True)
+    assert (resumed.step, resumed.instances) == (first.step, first.instances)
+    for (k, a), (_, b) in zip(first.model.state_dict().items(),
+                              resumed.model.state_dict().items(), strict=True):
+        assert torch.equal(a.to(torch.bfloat16).float(), b), k
+    assert not resumed.optimizer.state  # moments re-warm from zero
+    assert resumed.learning_rate() == pytest.approx(resumed.cfg.lr / REWARM_STEPS)
+    resumed.run()
+    assert resumed.step == resumed.cfg.total_steps
+
+
 def test_compiled_kernels_are_scoped_to_the_training_loop(tmp_path, monkeypatch):
     """A run with compile on leaves later inference in the same process eager (compiling the
     inference graph would cost seconds a time limit does not budget for)."""
@@ -141,13 +170,13 @@ def test_supervised_stage_trains_on_a_reused_label_store_of_mixed_sizes(tmp_path
     import routecli.miloop.labels as labels
 
     calls = []
-    original = labels.reference_solutions
+    original = labels.LabelStore.write_chunk
 
-    def counted(instances, *args, **kwargs):
-        calls.append(len(instances))
-        return original(instances, *args, **kwargs)
+    def counted(self, chunk, arrays):  # chunks are tasks of a pool, written by this process
+        calls.append(len(arrays["length_nodes"]))
+        return original(self, chunk, arrays)
 
-    monkeypatch.setattr(labels, "reference_solutions", counted)
+    monkeypatch.setattr(labels.LabelStore, "write_chunk", counted)
     monkeypatch.setattr(labels, "LABEL_CHUNK", 3)
     for run in ("a", "b"):
         cfg = tiny_config(tmp_path / run, problem="cvrp", distribution="mixed",
@@ -181,3 +210,36 @@ def test_learning_rate_warms_up_linearly_then_decays(tmp_path):
     assert rates[7] == pytest.approx(1e-3) and rates[8] == pytest.approx(1e-4)
     plain = Trainer(tiny_config(tmp_path / "plain", decay_at=1.0), progress=False)
     assert plain.learning_rate() == pytest.approx(1e-3)  # no warm-up: the paper's recipe
+
+
+def test_replay_sets_count_the_probability_of_every_equivalent_action():
+    """With ``replay_sets`` a teacher-forced decision adds log P(set): more than the label's own
+    log-probability where the set is larger, the same where it is the label alone."""
+    import numpy as np
+
+    from routecli.envs import CVRPEnv
+    from routecli.miloop.labels import equivalent_actions, label_sequences
+    from routecli.problems import Routes
+
+    torch.manual_seed(0)
+    model = MiLoop(MiLoopConfig(problem="cvrp", dim=32, ff_dim=64, layers=1)).eval()
+    locs = torch.rand(1, 7, 2)
+    demand = torch.tensor([[0, 2, 2, 2, 2, 2, 2]])
+    capacity = torch.tensor([6.0])
+    seq = label_sequences("cvrp", [Routes([[1, 2, 3], [4, 5], [6]])], np.random.default_rng(2))
+
+    def replay(sets):
+        steps = []
+        rollout(model, CVRPEnv(locs, demand, capacity), replay=seq, replay_sets=sets,
+                trace=lambda t, obs, log_p, choice, memory: steps.append(log_p[0]))
+        return rollout(model, CVRPEnv(locs, demand, capacity), replay=seq,
+                       replay_sets=sets).log_prob, steps
+
+    sets = equivalent_actions("cvrp", seq, 7)
+    plain, log_ps = replay(None)
+    relaxed, _ = replay(sets)
+    assert relaxed.item() > plain.item()
+    single = sets.clone()
+    single[:] = False
+    single.scatter_(2, seq[:, :, None], True)
+    assert torch.allclose(replay(single)[0], plain)

@@ -112,3 +112,16 @@ def test_bad_options_are_refused_early(tmp_path):
         solver(variant="hybrid", every=0)
     with pytest.raises(CheckpointError, match="not found"):
         solver(checkpoint=str(tmp_path / "missing.pt")).solve(instance(), stop=MaxIterations(1))
+
+
+def test_the_learned_policy_refuses_instances_beyond_its_size_and_strings_take_them(
+        tmp_path, monkeypatch):
+    from routecli.nds import solver as nds_solver
+    from routecli.solvers import require_problem
+
+    monkeypatch.setattr(nds_solver, "LEARNED_MAX_NODES", 20)
+    with pytest.raises(OptionError, match="26 nodes; the learned policy takes at most 20"):
+        require_problem(solver(checkpoint=save(tmp_path)), instance())
+    control = solver(policy="strings")
+    require_problem(control, instance())
+    assert run(control, instance(), stop=MaxIterations(20)).feasible

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from routecli.results import Provenance, ResultStore, ResultStoreError, git_commit
+from routecli.results import Provenance, ResultStore, ResultStoreError, git_commit, read_csv
 
 
 def test_store_resumes_by_key_and_drops_a_row_torn_by_a_kill(tmp_path):
@@ -85,3 +85,12 @@ def test_a_store_without_provenance_holds_its_columns_alone_and_appends_many_row
                         provenance=False)
     assert again.done(pe="ipe", seed=0, instance=2) and len(again.rows) == 3
 
+
+def test_add_new_writes_a_key_once_even_when_another_store_wrote_it_meanwhile(tmp_path):
+    path = tmp_path / "rows.csv"
+    mine, theirs = (ResultStore(path, ["pe", "seed", "obj"], ["pe", "seed"]) for _ in range(2))
+    assert mine.add_new(pe="xpe", seed=0, obj=1.0) is not None
+    assert theirs.add_new(pe="xpe", seed=0, obj=2.0) is None  # read before mine was written
+    assert [r["obj"] for r in theirs.rows] == ["1.0"]  # and read again
+    assert theirs.add_new(pe="xpe", seed=1, obj=3.0) is not None
+    assert [(r["seed"], r["obj"]) for r in read_csv(path)] == [("0", "1.0"), ("1", "3.0")]

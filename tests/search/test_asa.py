@@ -183,3 +183,54 @@ def test_a_hybrid_policy_interleaves_its_proposals_with_kernel_iterations(proble
     assert result.cost == pytest.approx(search.instance.cost(result.solution), abs=1e-9)
     assert result.iterations == 3000
     assert policy.calls == 3000 // (policy.every + 1)
+
+
+def _rounded(problem: str, n: int, seed: int = 0):
+    """A generated instance on integer coordinates under CVRPLIB's rounded rule."""
+    from dataclasses import replace
+
+    from routecli.problems import Metric
+
+    inst = batch_instances(problem, GENERATORS[problem](1, n, seed))[0]
+    scaled = {name: getattr(inst, name) * 1000 for name in ("ready", "due", "service", "prizes")
+              if hasattr(inst, name)}  # windows and prizes on the coordinates' new scale
+    return replace(inst, metric=Metric("euc2d", coords=np.round(inst.metric.coords * 1000)),
+                   **scaled)
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw", "pcvrp"])
+@pytest.mark.parametrize("policy,rollouts", [("strings", 1), ("random", 1), ("strings", 4)])
+def test_a_matrix_and_on_demand_edges_search_alike(problem: str, policy: str,
+                                                   rollouts: int) -> None:
+    """The same edges, so the same search: identical solutions at equal iterations."""
+    inst = _rounded(problem, 60)
+    config = ASAConfig(stop=MaxIterations(1500), rollouts=rollouts)
+    results = [solve(SearchProblem.from_instance(inst, dense_max=limit), make_policy(policy),
+                     config, seed=3) for limit in (10**6, 0)]
+    assert results[0].cost == results[1].cost
+    assert [list(r) for r in results[0].solution.routes] == \
+        [list(r) for r in results[1].solution.routes]
+
+
+def test_the_returned_best_is_the_best_seen_while_hot() -> None:
+    """Many uphill moves between improvements: the best is kept by syncing only what
+    changed, and must still be exactly the best solution seen."""
+    search = _search("cvrp", 60, seed=5)
+    seen: list[float] = []
+    result = solve(search, make_policy("strings"),
+                   ASAConfig(stop=MaxIterations(4000), t_start=20.0, t_end=5.0),
+                   progress=lambda seconds, cost: seen.append(cost))
+    assert result.cost == pytest.approx(search.instance.cost(result.solution), abs=1e-9)
+    assert result.cost == min(seen)
+    assert validate(search.instance, result.solution) == []
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "vrptw"])
+def test_above_the_exhaustive_size_the_search_stays_granular_and_feasible(problem: str) -> None:
+    inst = _rounded(problem, 300, seed=1)
+    search = SearchProblem.from_instance(inst, dense_max=0, exhaustive_max=0)
+    assert not search.exhaustive and search.grid[1].shape[0] > 0
+    start = initial_solution(search)  # the savings solution, no local-search passes
+    result = solve(search, make_policy("strings"), ASAConfig(stop=MaxIterations(20_000)), seed=2)
+    assert validate(inst, result.solution) == []
+    assert result.cost < total_cost(search, start)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from routecli.generate import batch_instances, cvrp, pcvrp, vrptw
-from routecli.problems import PCVRPInstance, Routes, validate
+from routecli.kernels.provider import edge
+from routecli.problems import CVRPInstance, Metric, PCVRPInstance, Routes, validate
 from routecli.search.repair import (
     best_insertion,
     drop_unprofitable,
@@ -28,8 +29,7 @@ def _problem(problem: str, n: int = 40, seed: int = 0, **kw) -> SearchProblem:
 def _repair_all(search: SearchProblem, blink: float = 0.01) -> SearchState:
     state = SearchState.empty(search.num_nodes)
     customers = np.arange(1, search.num_nodes, dtype=np.int64)
-    failed = repair(search.dist, search.node_data, search.capacity, search.timed,
-                    search.optional, search.neighbours, *state.arrays(), customers, blink)
+    failed = repair(*search.data, *state.arrays(), customers, blink)
     assert failed == 0
     return state
 
@@ -54,8 +54,7 @@ def test_repair_after_removal_keeps_windows() -> None:
         out = rng.choice(np.arange(1, search.num_nodes), 12, replace=False)
         assert remove_customers(search.dist, search.node_data, search.capacity, search.timed,
                                 *state.arrays(), out)
-        assert repair(search.dist, search.node_data, search.capacity, search.timed, False,
-                      search.neighbours, *state.arrays(), out, 0.01) == 0
+        assert repair(*search.data, *state.arrays(), out, 0.01) == 0
         assert validate(search.instance, state.to_routes()) == []
 
 
@@ -88,10 +87,10 @@ def test_best_insertion_is_the_cheapest_feasible_one(problem: str) -> None:
         remove_customers(search.dist, search.node_data, search.capacity, search.timed,
                          *state.arrays(), np.array([c]))
         delta, _, _ = best_insertion(search.dist, search.node_data, search.capacity,
-                                     search.timed, search.neighbours, *state.arrays(), c, 0.0)
+                                     search.timed, search.neighbours, search.grid,
+                                     *state.arrays()[:4], c, 0.0)
         assert delta == pytest.approx(_brute_force(search, state.to_routes(), c))
-        repair(search.dist, search.node_data, search.capacity, search.timed, False,
-               search.neighbours, *state.arrays(), np.array([c]), 0.0)
+        repair(*search.data, *state.arrays(), np.array([c]), 0.0)
 
 
 def test_prizes_decide_who_is_served() -> None:
@@ -121,7 +120,7 @@ def test_drop_leaves_only_profitable_customers() -> None:
     for route in sol.routes:
         path = np.concatenate([[0], route, [0]])
         for a, c, b in zip(path, path[1:], path[2:]):
-            detour = search.dist[a, c] + search.dist[c, b] - search.dist[a, b]
+            detour = edge(search.dist, a, c) + edge(search.dist, c, b) - edge(search.dist, a, b)
             assert detour <= inst.prizes[c] + 1e-9
     assert (state.nodes[1:, ROUTE] >= -1).all()
 
@@ -133,3 +132,20 @@ def test_insertion_order_is_a_permutation() -> None:
         seed_kernels(seed)
         order = insertion_order(search.dist, search.node_data, customers)
         assert sorted(order) == list(customers)
+
+
+def test_without_room_near_it_a_large_instance_looks_further_on_the_grid() -> None:
+    """Above the exhaustive size, a customer whose neighbours' routes are full is offered the
+    positions next to the nearest nodes with room (found on the grid), not only a new route."""
+    coords = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 1.0], [10.0, 2.0], [11.0, 5.0],
+                       [12.0, 5.0], [10.5, 1.0]])
+    demands = np.array([0, 1, 1, 1, 1, 1, 1])
+    inst = CVRPInstance("grid", Metric("exact", coords=coords), demands, 3.0)
+    search = SearchProblem.from_instance(inst, neighbours=2, exhaustive_max=0)
+    assert search.grid[1].shape[0] > 0
+    state = from_routes(search, Routes([np.array([1, 2, 3]), np.array([4, 5])]))
+    delta, route, _ = best_insertion(search.dist, search.node_data, search.capacity,
+                                     search.timed, search.neighbours, search.grid,
+                                     *state.arrays()[:4], 6, 0.0)
+    assert route == int(state.nodes[4, ROUTE])  # the route of 4 and 5, beyond 6's neighbours
+    assert delta < edge(search.dist, 0, 6) * 2  # cheaper than a route of its own

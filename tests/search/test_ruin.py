@@ -7,7 +7,7 @@ import pytest
 
 from routecli.errors import OptionError
 from routecli.generate import batch_instances, cvrp
-from routecli.problems import CVRPInstance, Metric
+from routecli.problems import CVRPInstance, Metric, Routes
 from routecli.problems.geometry import augment8
 from routecli.search.asa import initial_solution
 from routecli.search.ruin import (
@@ -20,7 +20,7 @@ from routecli.search.ruin import (
     seed_kernels,
     string_sets,
 )
-from routecli.search.state import POS, ROUTE, SearchProblem
+from routecli.search.state import POS, ROUTE, SERVED, SearchProblem, from_routes
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +33,24 @@ def test_random_removal_picks_distinct_served_customers(search: SearchProblem) -
     buf = np.empty(search.num_nodes, np.int64)
     seed_kernels(0)
     for k in (1, 10, 200):
-        count = ruin_random(state.nodes, k, buf)
+        count = ruin_random(state.nodes, state.totals, k, buf)
         out = buf[:count]
         assert count == min(k, search.num_nodes - 1)
         assert len(np.unique(out)) == count and (state.nodes[out, ROUTE] >= 0).all()
+
+
+def test_random_removal_draws_alike_with_and_without_a_served_list(search: SearchProblem) -> None:
+    """With every customer served the draw skips listing them; the draws stay the same."""
+    state = from_routes(search, Routes([np.arange(1, 40), np.arange(40, 80)]))  # 80 unserved
+    assert state.totals[SERVED] == 79
+    listed, unlisted = np.empty(80, np.int64), np.empty(80, np.int64)
+    for k in (1, 7, 79):
+        seed_kernels(k)
+        a = ruin_random(state.nodes, state.totals, k, listed)  # 79 of 80 served: a list
+        seed_kernels(k)
+        b = ruin_random(state.nodes[:80], state.totals, k, unlisted)  # 79 of 79: none
+        assert a == b == k
+        assert list(listed[:a]) == list(unlisted[:b])
 
 
 def _runs(positions: np.ndarray) -> int:
@@ -50,7 +64,7 @@ def test_string_removal_cuts_few_short_strings(search: SearchProblem) -> None:
     seed_kernels(1)
     counts = []
     for _ in range(300):
-        count = ruin_strings(state.nodes, state.routes, search.neighbours, 10.0, False, buf)
+        count = ruin_strings(state.nodes, state.routes, state.totals, search.neighbours, 10.0, False, buf)
         out = buf[:count]
         assert count >= 1 and len(np.unique(out)) == count
         routes = state.nodes[out, ROUTE]
@@ -69,7 +83,7 @@ def test_a_small_budget_still_removes_something(search: SearchProblem) -> None:
     buf = np.empty(search.num_nodes, np.int64)
     seed_kernels(3)
     for _ in range(50):
-        assert ruin_strings(state.nodes, state.routes, search.neighbours, 1.0, False, buf) >= 1
+        assert ruin_strings(state.nodes, state.routes, state.totals, search.neighbours, 1.0, False, buf) >= 1
 
 
 def test_strings_start_near_each_other(search: SearchProblem) -> None:
@@ -79,9 +93,10 @@ def test_strings_start_near_each_other(search: SearchProblem) -> None:
     spread_strings, spread_random = [], []
     xy = search.instance.coords
     for _ in range(200):
-        out = buf[: ruin_strings(state.nodes, state.routes, search.neighbours, 10.0, False, buf)]
+        out = buf[: ruin_strings(state.nodes, state.routes, state.totals, search.neighbours,
+                                 10.0, False, buf)]
         spread_strings.append(xy[out].std(axis=0).sum())
-        out = buf[: ruin_random(state.nodes, len(out), buf)]
+        out = buf[: ruin_random(state.nodes, state.totals, len(out), buf)]
         spread_random.append(xy[out].std(axis=0).sum())
     assert np.mean(spread_strings) < 0.5 * np.mean(spread_random)
 
@@ -92,7 +107,7 @@ def test_string_sets_have_exactly_k_distinct_served_customers_near_the_seed(
     served = np.flatnonzero(state.nodes[1:, ROUTE] >= 0) + 1
     seed_kernels(4)
     out = np.empty((100, 12), np.int64)
-    string_sets(state.nodes, state.routes, search.neighbours, out)
+    string_sets(state.nodes, state.routes, state.totals, search.neighbours, out)
     xy = search.instance.coords
     for row in out:
         assert len(np.unique(row)) == 12 and np.isin(row, served).all()
@@ -101,7 +116,7 @@ def test_string_sets_have_exactly_k_distinct_served_customers_near_the_seed(
     assert np.mean([xy[r].std(axis=0).sum() for r in out]) < \
         0.8 * np.mean([xy[r].std(axis=0).sum() for r in random])
     whole = np.empty((3, len(served)), np.int64)  # k = every served customer: a permutation
-    string_sets(state.nodes, state.routes, search.neighbours, whole)
+    string_sets(state.nodes, state.routes, state.totals, search.neighbours, whole)
     assert all(sorted(row) == sorted(served) for row in whole)
 
 

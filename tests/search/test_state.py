@@ -8,9 +8,11 @@ import pytest
 from routecli.baselines.construction import NearestNeighbour
 from routecli.errors import InstanceFormatError, OptionError
 from routecli.generate import batch_instances, cvrp, pcvrp, vrptw
+from routecli.kernels.provider import edge
 from routecli.problems import CVRPInstance, Metric, Routes
 from routecli.search.state import (
     EARLY,
+    FIRST,
     LATE,
     SIZE,
     SearchProblem,
@@ -74,7 +76,7 @@ def test_sync_restores_exactly_the_touched_part() -> None:
     c = routes[0].pop(0)
     routes[1].append(c)
     moved = from_routes(search, Routes(routes))
-    copy_state(*moved.arrays(), *b.arrays())
+    copy_state(moved.arrays(), b.arrays())
     buf = np.zeros(3 * search.num_nodes, np.int64)
     sync_state(a.arrays(), b.arrays(), np.array([r0, r1]), 2, np.array([c]), 1, buf)
     assert [list(r) for r in b.to_routes().routes] == [list(r) for r in a.to_routes().routes]
@@ -85,7 +87,7 @@ def test_rounded_metric_is_what_the_search_sees() -> None:
     coords = np.array([[0, 0], [0, 1.4], [1.4, 0]])
     inst = CVRPInstance("r", Metric("euc2d", coords=coords), np.array([0, 1, 1]), 5.0)
     search = SearchProblem.from_instance(inst)
-    assert search.dist[1, 2] == 2.0 and search.dist[0, 1] == 1.0
+    assert edge(search.dist, 1, 2) == 2.0 and edge(search.dist, 0, 1) == 1.0
 
 
 def test_asymmetric_distances_are_refused() -> None:
@@ -104,10 +106,22 @@ def test_an_impossible_customer_is_reported() -> None:
         initial_solution(SearchProblem.from_instance(inst))
 
 
-def test_too_many_nodes_for_a_dense_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
-    import routecli.search.state as state_module
+def test_large_instances_keep_coordinates_not_a_matrix() -> None:
+    coords = np.random.default_rng(0).uniform(0, 1000, (40, 2))
+    inst = CVRPInstance("n", Metric("euc2d", coords=coords), np.ones(40), 5.0)
+    small = SearchProblem.from_instance(inst)
+    large = SearchProblem.from_instance(inst, dense_max=10)
+    assert small.distances.is_dense and not large.distances.is_dense
+    assert large.distances.nbytes == 40 * 2 * 8
+    np.testing.assert_array_equal(small.neighbours, large.neighbours)
 
-    monkeypatch.setattr(state_module, "MAX_NODES", 10)
-    inst = CVRPInstance("n", Metric("exact", coords=np.zeros((11, 2))), np.ones(11), 5.0)
-    with pytest.raises(OptionError, match="at most 10"):
-        SearchProblem.from_instance(inst)
+
+def test_totals_follow_every_route_change() -> None:
+    inst = _instance("pcvrp", 30)
+    search = SearchProblem.from_instance(inst)
+    state = from_routes(search, Routes([np.arange(1, 6), np.arange(6, 9)]))
+    assert list(state.totals) == [2, 8]
+    state.routes[0, FIRST] = 0  # empty route 0
+    refresh_route(search.dist, search.node_data, search.capacity, search.timed,
+                  *state.arrays(), 0)
+    assert list(state.totals) == [1, 3]

@@ -15,6 +15,7 @@ from routecli.experiments.pe.paper import expand_pes
 from routecli.experiments.pe.protocol import PLUMBING_CHECK, make_protocol, plumbing_check
 from routecli.experiments.pe.summary import report
 from routecli.resources import resolve_device
+from routecli.tasks import Executor
 
 TABLE4 = "table4"  # the default set of encodings, and the one whose summary is summary.md
 
@@ -37,14 +38,17 @@ def compare(problem: str, size: int, pe: str = TABLE4, runs: int = 3, budget: st
             backbone: str = "dact", out: Path | None = None, test_size: int = 128,
             images: int = 1, threads: int = 1, device: str = "auto",
             summary_only: bool = False, versus: str | None = None,
-            log: Callable[[str], None] = print) -> Comparison:
-    """Run (unless ``summary_only``) and summarise the comparison of the encodings ``pe``
-    (a table name or a list, :func:`~.paper.expand_pes`) over seeds ``0..runs-1`` in ``out``;
-    ``versus`` pairs every PE against that one instead of the problem's IPE+XPE."""
+            log: Callable[[str], None] = print, capacity: float | None = None,
+            executor: Executor | None = None) -> Comparison:
+    """Run (unless ``summary_only``; each (PE, seed) a task on ``executor``, default this
+    process) and summarise the comparison of the encodings ``pe`` (a table name or a list,
+    :func:`~.paper.expand_pes`) over seeds ``0..runs-1`` in ``out``; ``versus`` pairs every PE
+    against that one instead of the problem's IPE+XPE; ``capacity``: CVRP and VRPTW vehicles
+    (default: the paper's rule)."""
     import torch
 
     torch.set_num_threads(threads)
-    protocol = make_protocol(problem, size, backbone, budget, test_size, images)
+    protocol = make_protocol(problem, size, backbone, budget, test_size, images, capacity)
     pes = expand_pes(pe, problem)
     if runs < 1:
         raise OptionError(f"--runs must be >= 1, got {runs}")
@@ -52,10 +56,12 @@ def compare(problem: str, size: int, pe: str = TABLE4, runs: int = 3, budget: st
     if plumbing_check(budget):
         log(f"note: {PLUMBING_CHECK}")
     if not summary_only:
-        run(protocol, pes, list(range(runs)), folder, log=log, device=resolve_device(device))
+        run(protocol, pes, list(range(runs)), folder, log=log, device=resolve_device(device),
+            executor=executor)
     if not (folder / "rows.csv").is_file():
         raise OptionError(f"--out: {folder} has no rows yet")
-    scale = f"routecli compare-pe --problem {problem} --size {size}"
+    scale = f"routecli compare-pe --problem {problem} --size {size}" + (
+        "" if capacity is None else f" --capacity {capacity:g}")
     rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
             f"--images {images} --out {folder}")
     stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"

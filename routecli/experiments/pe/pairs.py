@@ -12,10 +12,13 @@ by PE, seed and instance; the row holds their provenance): a rerun with the same
 skips the finished pairs, and a row torn by a kill is dropped. Trained weights stay in
 ``models/``, the labelled states of offline imitation (``--budget imitation``) in
 ``labels/`` (deterministic: regenerated when missing). ``untrained.csv``, a store like
-``rows.csv``, holds the control: the reference PE's policy before training. Processes on
-one machine share a folder (one core each), each taking the pairs no other one holds: a
-:func:`routecli.atomic.claim` per pair (``models/<pe>-s<seed>.lock``, ``untrained.lock``),
-which the kernel releases when its holder dies.
+``rows.csv``, holds the control: the reference PE's policy before training; ``baselines.csv``
+the rows that show whether the protocol can separate encodings at all (a random move per
+step, best improvement, the imitation labeller; their costs in ``costs.csv`` as PE
+``baseline:<row>``). Every (PE, seed) pair and the control is a task (:mod:`routecli.tasks`)
+on any executor: a worker trains (its weights and history go to ``models/``, a folder the
+workers share) and evaluates, and this process appends the costs and the row as each pair
+finishes, each key once.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from routecli.atomic import atomic_write_text, claim
+from routecli.atomic import atomic_write_text
 from routecli.baselines.reference import reference_solutions
 from routecli.errors import OptionError
 from routecli.experiments.pe.protocol import (
@@ -40,15 +43,18 @@ from routecli.experiments.pe.protocol import (
     Protocol,
     build,
     load,
+    same_protocol,
     save_model,
     versus_pe,
 )
 from routecli.generate import batch_instances, load_batch, save_batch
-from routecli.improve.imitation import ImitationConfig, train_imitation
+from routecli.improve.env import make_instances
+from routecli.improve.imitation import ImitationConfig, teacher_evaluate, train_imitation
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
 from routecli.problems import cost, gap
 from routecli.results import ResultStore, read_csv, write_table
+from routecli.tasks import Executor, Inline, Task, run_tasks, task_key
 
 ROW_FIELDS = ["pe", "seed", "obj", "gap_pct", "train_seconds", "eval_seconds", "parameters"]
 COST_FIELDS = ["pe", "seed", "instance", "cost"]
@@ -87,8 +93,7 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
     out.mkdir(parents=True, exist_ok=True)
     stored = out / "protocol.json"
     if stored.is_file():
-        previous = json.loads(stored.read_text())
-        if previous != asdict(protocol):
+        if not same_protocol(json.loads(stored.read_text()), protocol):
             raise OptionError(f"{out} holds a run of another protocol ({stored}); use another "
                               "--out or the same options")
     else:
@@ -98,7 +103,7 @@ def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict,
         _, test = load_batch(test_path)
     else:
         test = generate_instances(protocol.problem, protocol.size, protocol.test_size,
-                                  protocol.test_seed)
+                                  protocol.test_seed, protocol.capacity)
         save_batch(test_path, protocol.problem, test)
     ref_path = out / "reference.csv"
     if ref_path.is_file():
@@ -132,51 +137,119 @@ def evaluate_row(protocol: Protocol, model: Model, pe: str, seed: int, test: dic
 UNTRAINED_SEED = 0
 
 
-def evaluate_untrained(protocol: Protocol, out: Path, test: dict, reference: np.ndarray,
-                       log: Callable[[str], None] = print, device: Device = "cpu") -> None:
+def evaluate_untrained(protocol: Protocol, test: dict, reference: np.ndarray,
+                       device: Device = "cpu") -> tuple[np.ndarray, dict[str, Any]]:
     """The control that says what training bought: the reference PE's policy at its seed-0
-    initial weights, evaluated like every trained one (``untrained.csv``; once per folder)."""
-    store = row_store(out / "untrained.csv")
-    if store.rows:
-        return
+    initial weights, evaluated like every trained one (a task; its row goes to
+    ``untrained.csv``, once per folder)."""
     pe = versus_pe(protocol)
-    _, row = evaluate_row(protocol, build(protocol, pe, UNTRAINED_SEED, device), pe,
-                          UNTRAINED_SEED, test, reference, train_seconds=0, device=device)
-    store.add(**row)
-    log(f"untrained {pe} seed {UNTRAINED_SEED}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}%")
+    return evaluate_row(protocol, build(protocol, pe, UNTRAINED_SEED, device), pe,
+                        UNTRAINED_SEED, test, reference, train_seconds=0, device=device)
+
+
+BASELINE_FIELDS = ["row", "epsilon", "obj", "gap_pct", "at_reference", "eval_seconds"]
+AT_REFERENCE_PCT = 0.01  # a gap below this (%) counts as at the reference
+BASELINE_EPSILONS = {"random": 1.0, "teacher": 0.0}  # + epsilon-teacher: the labeller's
+
+
+def baseline_store(out: Path) -> ResultStore:
+    """``baselines.csv``: the rows beside the encodings that say whether the protocol can
+    separate them (:func:`evaluate_baselines`)."""
+    return ResultStore(out / "baselines.csv", BASELINE_FIELDS, ["row"])
+
+
+def baseline_epsilons(protocol: Protocol) -> dict[str, float]:
+    """The baseline rows: a uniformly random allowed move per step, best improvement, and the
+    imitation labeller (best improvement with a random move at its rate epsilon)."""
+    schedule = protocol.schedule
+    labeller = schedule.epsilon if isinstance(schedule, ImitationConfig) else \
+        ImitationConfig().epsilon
+    return {**BASELINE_EPSILONS, "epsilon-teacher": labeller}
+
+
+def evaluate_baselines(protocol: Protocol, out: Path, test: dict, reference: np.ndarray,
+                       log: Callable[[str], None] = print, device: Device = "cpu") -> None:
+    """Improve the test set from the comparison's seeded random tours with the protocol's step
+    budget by each baseline of :func:`baseline_epsilons` (the backbone's move kind, every
+    allowed move measured); per-instance costs go to ``costs.csv`` as PE ``baseline:<row>``,
+    seed 0, the row to ``baselines.csv``."""
+    store = baseline_store(out)
+    data = make_instances(protocol.problem, test, device=device)
+    kind = "pair" if protocol.backbone == "n2s" else "pairwise"
+    for name, epsilon in baseline_epsilons(protocol).items():
+        if store.done(row=name):
+            continue
+        started = time.perf_counter()
+        costs = to_host(teacher_evaluate(data, protocol.eval_steps, epsilon,
+                                         protocol.test_seed, kind)).astype(np.float64)
+        gaps = gap(costs, reference)
+        append_costs(out, f"baseline:{name}", 0, costs)
+        store.add(row=name, epsilon=epsilon, obj=float(costs.mean()), gap_pct=float(gaps.mean()),
+                  at_reference=float((gaps < AT_REFERENCE_PCT).mean()),
+                  eval_seconds=round(time.perf_counter() - started, 1))
+        log(f"baseline {name}: gap {gaps.mean():.2f}%, "
+            f"{(gaps < AT_REFERENCE_PCT).mean():.0%} of the instances at the reference")
+
+
+def append_costs(out: Path, pe: str, seed: int, costs: np.ndarray) -> None:
+    """Per-instance ``costs`` of (``pe``, ``seed``) into ``costs.csv``, those not there yet (a
+    run killed before its row may have written some)."""
+    cost_store(out).add_rows([{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
+                              for k, c in enumerate(costs)], new_only=True)
 
 
 def finished(out: Path) -> set[tuple[str, int]]:
     return {(r["pe"], int(r["seed"])) for r in row_store(out / "rows.csv").rows}
 
 
+def model_path(out: Path, pe: str, seed: int) -> Path:
+    return out / "models" / f"{slug(pe)}-s{seed}.pt"
+
+
 def run(protocol: Protocol, pes: list[str], seeds: list[int], out: Path,
         log: Callable[[str], None] = print, progress: bool = True,
-        device: Device = "cpu") -> None:
-    """Train and evaluate every missing (PE, seed) pair, appending rows as they finish; seed by
-    seed, so an interrupted run has every PE on its first seeds. Pairs that another process
-    on this machine is running in ``out`` (its claim in ``models/``) are left to it."""
+        device: Device = "cpu", executor: Executor | None = None) -> None:
+    """Train and evaluate every missing (PE, seed) pair on ``executor`` (default: this
+    process), appending rows as they finish; submitted seed by seed, so an interrupted run
+    has every PE on its first seeds."""
     test, reference = prepare(protocol, out, progress)
-    with claim(out / "untrained.lock") as mine:
-        if mine:
-            evaluate_untrained(protocol, out, test, reference, log, device)
-    for seed in seeds:
-        for pe in pes:
-            model_path = out / "models" / f"{slug(pe)}-s{seed}.pt"
-            with claim(model_path.with_suffix(".lock")) as mine:
-                if mine and (pe, seed) not in finished(out):
-                    run_pair(protocol, pe, seed, out, model_path, test, reference, log, device)
+    evaluate_baselines(protocol, out, test, reference, log, device)
+    settings = asdict(protocol)
+    rows, untrained = row_store(out / "rows.csv"), row_store(out / "untrained.csv")
+    tasks = [] if untrained.rows else [
+        Task(task_key("pe-untrained", versus_pe(protocol), protocol=settings),
+             evaluate_untrained, (protocol, test, reference, device))]
+    tasks += [Task(task_key("pe", f"{pe}-s{seed}", pe=pe, seed=seed, protocol=settings),
+                   run_pair, (protocol, pe, seed, out, test, reference, device))
+              for seed in seeds for pe in pes if not rows.done(pe=pe, seed=seed)]
+
+    def record(task: Task, result: tuple[np.ndarray, dict[str, Any]]) -> None:
+        costs, row = result
+        if task.run is evaluate_untrained:
+            if untrained.add_new(**row) is not None:
+                log(f"untrained {row['pe']} seed {row['seed']}: obj {row['obj']:.4f}, "
+                    f"gap {row['gap_pct']:.2f}%")
+            return
+        append_costs(out, row["pe"], row["seed"], costs)
+        if rows.add_new(**row) is not None:
+            log(f"{row['pe']} seed {row['seed']}: obj {row['obj']:.4f}, gap "
+                f"{row['gap_pct']:.2f}% (train {row['train_seconds']:.0f} s, eval "
+                f"{row['eval_seconds']:.0f} s)")
+
+    with executor or Inline() as engine:
+        run_tasks(tasks, engine, record)
 
 
-def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path, test: dict,
-             reference: np.ndarray, log: Callable[[str], None], device: Device = "cpu") -> None:
-    """Train one (PE, seed) (or load its weights from ``model_path``), evaluate it and append
-    its costs (those a run killed before its row did not write) and its row."""
+def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, test: dict,
+             reference: np.ndarray, device: Device = "cpu"
+             ) -> tuple[np.ndarray, dict[str, Any]]:
+    """Train one (PE, seed) (or load the weights an earlier run saved in ``out/models``) and
+    evaluate it: its per-instance costs and its row (a task)."""
     started = time.perf_counter()
-    if model_path.is_file():
-        model = load(protocol, model_path, device)
-        train_seconds = float(json.loads(
-            (model_path.with_suffix(".json")).read_text())["train_seconds"])
+    path = model_path(out, pe, seed)
+    if path.is_file():
+        model = load(protocol, path, device)
+        train_seconds = float(json.loads(path.with_suffix(".json").read_text())["train_seconds"])
     else:
         model = build(protocol, pe, seed, device)
         history: list[dict[str, Any]] = []
@@ -184,21 +257,14 @@ def run_pair(protocol: Protocol, pe: str, seed: int, out: Path, model_path: Path
         if isinstance(schedule, ImitationConfig):
             train_imitation(model, protocol.problem, protocol.size, schedule, seed,
                             cache=out / "labels" / f"s{seed}.pt", log=history.append,
-                            device=device)
+                            device=device, capacity=protocol.capacity)
         else:
             train(model, protocol.problem, protocol.size, schedule, seed,
-                  log=history.append, device=device)
+                  log=history.append, device=device, capacity=protocol.capacity)
         train_seconds = time.perf_counter() - started
         meta = {"pe": pe, "seed": seed, "train_seconds": train_seconds,
                 "protocol": asdict(protocol)}
-        save_model(model, model_path, meta)
-        atomic_write_text(model_path.with_suffix(".json"),
+        save_model(model, path, meta)
+        atomic_write_text(path.with_suffix(".json"),
                           json.dumps({**meta, "history": history}, indent=1))
-    costs, row = evaluate_row(protocol, model, pe, seed, test, reference, train_seconds, device)
-    store = cost_store(out)
-    stored = {r["instance"] for r in store.rows if (r["pe"], r["seed"]) == (pe, str(seed))}
-    store.add_rows([{"pe": pe, "seed": seed, "instance": k, "cost": repr(float(c))}
-                    for k, c in enumerate(costs) if str(k) not in stored])
-    row_store(out / "rows.csv").add(**row)
-    log(f"{pe} seed {seed}: obj {row['obj']:.4f}, gap {row['gap_pct']:.2f}% "
-        f"(train {train_seconds:.0f} s, eval {row['eval_seconds']:.0f} s)")
+    return evaluate_row(protocol, model, pe, seed, test, reference, train_seconds, device)

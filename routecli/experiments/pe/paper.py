@@ -4,11 +4,13 @@ the numbers it reports for them.
 - The PE lists of the tables (:func:`named_lists`, :func:`pe_list`, :func:`expand_pes`):
   Table 4 (the fourteen encodings of Layer 1), Table 10 (IPE and XPE ablation), Table 11
   (per-route XPE aggregates), Table 12 (direction-aware vs direction-invariant IPE+XPE) and
-  Table 6 (N2S's own PE vs IPE+XPE, Layer 3). The IPE variant follows Section 5.2 (:func:`ours`): the
-  direction-invariant one for the reversal-symmetric CVRP, the direction-aware one otherwise.
+  Table 6 (N2S's own PE vs IPE+XPE, Layer 3). The IPE is the paper's printed formula
+  (:func:`printed`) in the variant of Section 5.2 (:func:`ours`): direction-invariant for the
+  reversal-symmetric CVRP, direction-aware otherwise; routecli's harmonic IPE
+  (:func:`harmonic`) is one extra row of Table 4, an ablation.
 - The pairs its tables compare (:func:`paper_pairs`): IPE+XPE against every other encoding of
   a table, and Table 10's distance-indexed IPE against the index-based one.
-- The paper's values (Obj., Gap %) keyed by our PE spec (:data:`PAPER_TABLE4`, covering Tables
+- The paper's values (Obj., Gap %) keyed by :func:`paper_key` (:data:`PAPER_TABLE4`, covering Tables
   4 and 10-12 at CVRP-100, VRPTW-100 and PDTSP-51; :data:`PAPER_TABLE6` at PDTSP-21/51/101) and
   the references they are gaps to (:func:`paper_value`, :func:`paper_reference`).
 """
@@ -22,32 +24,52 @@ from routecli.pe.registry import PE_REGISTRY
 AGGREGATES = ("mean", "circular", "demand", "median", "midpoint")  # Table 11's rows
 
 
-def ours(problem: str) -> tuple[str, str]:
-    """The IPE and IPE+XPE registry names the paper uses for ``problem``."""
+IPE_FAMILY = ("ipe", "ipe_inv", "ipe_index", "ipe_inv_index", "ipe_xpe", "ipe_inv_xpe")
+
+
+def printed(pe: str) -> str:
+    """``pe`` (an IPE-family spec) with the paper's printed IPE formula: the geometric schedule
+    ``w_k = 10000^(-2k/D)`` with flat amplitudes (:mod:`routecli.pe.routing`)."""
+    return f"{pe}{',' if ':' in pe else ':'}schedule=geometric"
+
+
+def harmonic(problem: str) -> tuple[str, str]:
+    """The IPE and IPE+XPE registry names the paper uses for ``problem``, with routecli's
+    default IPE (integer harmonics, ``1/k`` amplitudes: exactly circular and, direction-
+    invariant, exactly reversal-invariant; not the formula the paper printed)."""
     return ("ipe_inv", "ipe_inv_xpe") if problem == "cvrp" else ("ipe", "ipe_xpe")
 
 
+def ours(problem: str) -> tuple[str, str]:
+    """The paper's IPE and IPE+XPE for ``problem`` (Section 5.2: direction-invariant for the
+    reversal-symmetric CVRP, direction-aware otherwise) with the formula it printed."""
+    ipe, full = harmonic(problem)
+    return printed(ipe), printed(full)
+
+
 def named_lists(problem: str) -> dict[str, list[str]]:
-    """The named PE lists: ``table4`` (= ``all``), ``table10``, ``table11``, ``table12``,
-    ``table6`` (N2S's own PE vs IPE+XPE), ``ipe-formula`` (routecli's IPE, integer harmonics,
-    beside the paper's printed formula, ``schedule=geometric`` with flat amplitudes: both
-    directions, alone and with XPE, plus integer harmonics with flat amplitudes) and
-    ``tables10-12-printed`` (the IPE variants of Tables 10-12 with the printed formula)."""
+    """The named PE lists, every IPE with the paper's printed formula (:func:`ours`):
+    ``table4`` (= ``all``; plus routecli's harmonic IPE+XPE as one extra row, an ablation),
+    ``table10``, ``table11``, ``table12``, ``table6`` (N2S's own PE vs HA-N2S's IPE+XPE),
+    ``ipe-formula`` (the two formulas side by side: both directions, alone and with XPE, plus
+    integer harmonics with flat amplitudes) and ``tables10-12-harmonic`` (the IPE variants of
+    Tables 10-12 with routecli's harmonic IPE)."""
+    ipe_h, full_h = harmonic(problem)
     ipe, full = ours(problem)
+    aggregates = [f"{full_h}:xpe_aggregate={a}" for a in AGGREGATES]
     lists = {
         "table4": ["nope", "ape", "sin", "rope", "rpe", "alibi", "lap", "rwse", "spd", "dact",
-                   "cycleformer", ipe, "xpe", full],
-        "table10": ["nope", ipe, f"{ipe}_index", "xpe", full],
-        "table11": [f"{full}:xpe_aggregate={a}" for a in AGGREGATES] + [full],
-        "table12": ["ipe_xpe", "ipe_inv_xpe"],
-        "table6": ["n2s", "ipe_xpe"],
+                   "cycleformer", ipe, "xpe", full, full_h],
+        "table10": ["nope", ipe, printed(f"{ipe_h}_index"), "xpe", full],
+        "table11": [printed(pe) for pe in aggregates] + [full],
+        "table12": [printed("ipe_xpe"), printed("ipe_inv_xpe")],
+        "table6": ["n2s", printed("ipe_xpe")],
         "ipe-formula": ["ipe_inv", "ipe_inv:schedule=geometric", "ipe", "ipe:schedule=geometric",
                         "ipe_inv_xpe", "ipe_inv_xpe:amplitude=flat",
                         "ipe_inv_xpe:schedule=geometric", "ipe_xpe", "ipe_xpe:schedule=geometric"],
+        "tables10-12-harmonic": list(dict.fromkeys(
+            [ipe_h, f"{ipe_h}_index", *aggregates, full_h, "ipe_xpe", "ipe_inv_xpe"])),
     }
-    ablations = [ipe, f"{ipe}_index"] + lists["table11"] + lists["table12"]
-    lists["tables10-12-printed"] = [f"{pe}{',' if ':' in pe else ':'}schedule=geometric"
-                                    for pe in dict.fromkeys(ablations)]
     lists["all"] = lists["table4"]
     return lists
 
@@ -62,11 +84,12 @@ def paper_pairs(problem: str, backbone: str) -> list[tuple[str, str, str]]:
     tables that list both (``"4, 10"``); the problem's IPE+XPE against every other encoding,
     plus Table 10's IPE against its index-based variant. N2S: Table 6 only."""
     if backbone == "n2s":
-        return [("6", "ipe_xpe", "n2s")]
+        return [("6", printed("ipe_xpe"), "n2s")]
     ipe, full = ours(problem)
     names = ("table4", "table10", "table11", "table12")
-    pairs = [(full, pe) for name in names for pe in pe_list(name, problem) if pe != full]
-    pairs.append((ipe, f"{ipe}_index"))
+    pairs = [(full, pe) for name in names for pe in pe_list(name, problem)
+             if pe != full and paper_key(pe) is not None]
+    pairs.append((ipe, printed(f"{harmonic(problem)[0]}_index")))
     out = []
     for a, b in dict.fromkeys(pairs):
         tables = [n.removeprefix("table") for n in names
@@ -103,7 +126,7 @@ def expand_pes(spec: str, problem: str) -> list[str]:
 
 
 # The paper's numbers (Obj., Gap %) at CVRP-100, VRPTW-100, PDTSP-51 (Tables 4, 10-12) and
-# PDTSP-21/51/101 (Table 6), keyed by our PE spec.
+# PDTSP-21/51/101 (Table 6), keyed by paper_key of our PE spec.
 PAPER_TABLE4 = {
     "nope": {"cvrp": (17.42, 11.81), "vrptw": (29.99, 17.96), "pdtsp": (7.95, 15.86)},
     "ape": {"cvrp": (16.34, 4.88), "vrptw": (27.05, 6.40), "pdtsp": (7.20, 4.93)},
@@ -138,24 +161,43 @@ PAPER_TABLE6 = {  # PDTSP-size: (Obj., Gap %) with 3k steps; the reference is LK
 }
 
 
+def paper_key(pe: str) -> str | None:
+    """The key of the paper's row that ``pe`` reproduces: an IPE-family spec only with the
+    printed formula (``schedule=geometric``, then left out of the key), any other as it is;
+    ``None`` for routecli's own variants (the harmonic IPE, other schedules or amplitudes)."""
+    if pe.partition(":")[0] not in IPE_FAMILY:
+        return pe
+    key, options = parse_pe(pe)
+    if options.pop("schedule", None) != "geometric" or "amplitude" in options:
+        return None
+    return key + "".join(f"{':' if k == 0 else ','}{name}={value}"
+                         for k, (name, value) in enumerate(options.items()))
+
+
 def paper_value(pe: str, problem: str, backbone: str, size: int) -> tuple[float, float] | None:
     """The paper's (Obj., Gap %) for ``pe``: Table 6 for the N2S backbone (per PDTSP size),
     else Table 4 and its ablations (per problem); ``None`` where the paper has none."""
+    key = paper_key(pe)
+    if key is None:
+        return None
     if backbone == "n2s":
-        return PAPER_TABLE6.get(pe, {}).get(size)
-    return PAPER_TABLE4.get(pe, {}).get(problem)
+        return PAPER_TABLE6.get(key, {}).get(size)
+    return PAPER_TABLE4.get(key, {}).get(problem)
 
 
 def paper_gap_at(pe: str, problem: str, backbone: str, size: int) -> tuple[str, float] | None:
     """The paper's gap for ``pe`` with the scale it was measured at (``"CVRP-100"``): Table 4's
     problem size, or Table 6's PDTSP size nearest ``size``."""
+    key = paper_key(pe)
+    if key is None:
+        return None
     if backbone == "n2s":
-        sizes = PAPER_TABLE6.get(pe)
+        sizes = PAPER_TABLE6.get(key)
         if not sizes:
             return None
         nearest = min(sizes, key=lambda s: (abs(s - size), s))
         return f"PDTSP-{nearest}", sizes[nearest][1]
-    value = PAPER_TABLE4.get(pe, {}).get(problem)
+    value = PAPER_TABLE4.get(key, {}).get(problem)
     scale = {"cvrp": "CVRP-100", "vrptw": "VRPTW-100", "pdtsp": "PDTSP-51"}[problem]
     return None if value is None else (scale, value[1])
 

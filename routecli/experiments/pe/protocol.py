@@ -15,14 +15,14 @@ protocol and the backbone it builds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from routecli.errors import OptionError
-from routecli.experiments.pe.paper import ours
+from routecli.experiments.pe.paper import ours, printed
 from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import DACT, DACTConfig, load_model, to_checkpoint
 from routecli.improve.n2s import N2S, N2SConfig, load_n2s, n2s_checkpoint
@@ -106,6 +106,7 @@ class Protocol:
     augment: int = 1
     reference: str = "PyVRP, routecli's default reference budget"
     model: dict[str, Any] = field(default_factory=dict)
+    capacity: float | None = None  # CVRP, VRPTW vehicles; None: the PE paper's Appendix F rule
 
     @property
     def schedule(self) -> Schedule:
@@ -113,7 +114,7 @@ class Protocol:
 
 
 def make_protocol(problem: str, size: int, backbone: str, budget: str, test_size: int = 128,
-                  augment: int = 1) -> Protocol:
+                  augment: int = 1, capacity: float | None = None) -> Protocol:
     if problem not in PROBLEMS:
         raise OptionError(f"--problem {problem!r}: the backbones here solve {', '.join(PROBLEMS)}")
     if backbone not in BACKBONES:
@@ -122,9 +123,21 @@ def make_protocol(problem: str, size: int, backbone: str, budget: str, test_size
         raise OptionError("--backbone n2s solves PDTSP (pickup-delivery pair moves)")
     if test_size < 1:
         raise OptionError(f"--test-size must be >= 1, got {test_size}")
+    if capacity is not None and problem == "pdtsp":
+        raise OptionError("--capacity: PDTSP has no vehicle capacity")
+    if capacity is not None and not 9 <= capacity < float("inf"):
+        raise OptionError(f"--capacity must be finite and at least 9 (the largest demand), "
+                          f"got {capacity:g}")
     schedule, steps = parse_budget(budget, backbone)
     return Protocol(problem, size, backbone, budget, schedule.to_dict(), steps, test_size,
-                    augment=augment)
+                    augment=augment, capacity=capacity)
+
+
+def same_protocol(stored: dict[str, Any], protocol: Protocol) -> bool:
+    """Whether ``stored`` (a ``protocol.json``) is ``protocol``; a field a folder written
+    before it existed lacks reads as its default."""
+    defaults = {f.name: f.default for f in fields(Protocol) if f.default is not MISSING}
+    return {**defaults, "model": {}, **stored} == asdict(protocol)
 
 
 PLUMBING_CHECK = ("--budget smoke is a plumbing check: it shows that every step runs, and "
@@ -138,7 +151,7 @@ def plumbing_check(budget: str) -> bool:
 
 def versus_pe(protocol: Protocol) -> str:
     """The PE every other one is compared with: the problem's IPE+XPE (N2S: HA-N2S's)."""
-    return ours(protocol.problem)[1] if protocol.backbone == "dact" else "ipe_xpe"
+    return ours(protocol.problem)[1] if protocol.backbone == "dact" else printed("ipe_xpe")
 
 
 Model = DACT | N2S

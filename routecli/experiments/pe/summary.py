@@ -12,20 +12,27 @@ exceeds seed-to-seed noise); and the paper's values (:mod:`routecli.experiments.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from routecli.atomic import atomic_write_text
-from routecli.experiments.pe.pairs import row_store
-from routecli.experiments.pe.paper import paper_reference, paper_value
+from routecli.experiments.pe.pairs import baseline_store, row_store
+from routecli.experiments.pe.paper import IPE_FAMILY, paper_reference, paper_value
 from routecli.experiments.pe.protocol import PLUMBING_CHECK, Protocol, plumbing_check, versus_pe
+from routecli.experiments.stats import fmt_p
 from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import parse_pe
 from routecli.pe.registry import PE_REGISTRY
 from routecli.plots.figure import save_png
+from routecli.problems import gap
 from routecli.results import read_csv
+
+BASELINE_TITLES = {"random": "a random allowed move per step",
+                   "teacher": "best improvement (the teacher)",
+                   "epsilon-teacher": "the imitation labeller (epsilon-greedy teacher)"}
 
 
 @dataclass(frozen=True)
@@ -54,15 +61,44 @@ def spread(values: np.ndarray) -> float:
 
 
 def title(pe: str) -> str:
-    """The encoding's table name; options other than the XPE aggregate follow as ``k=v``."""
+    """The encoding's table name: the paper's IPE formula as the paper names it, routecli's
+    integer-harmonic IPE marked; other options than the XPE aggregate follow as ``k=v``."""
     key, options = parse_pe(pe)
     base = "N2S CPE" if pe == "n2s" else PE_REGISTRY[key].title
     aggregate = options.pop("xpe_aggregate", None)
+    integer_ipe = key in IPE_FAMILY and "schedule" not in options
+    if key in IPE_FAMILY and options.get("schedule") == "geometric" and "amplitude" not in options:
+        del options["schedule"]  # the paper's printed formula reads as the paper's name
     if aggregate:
         base = f"{base.split(' (')[0]}, per-route XPE: {aggregate}"
+    if integer_ipe:
+        base += " [routecli's integer-harmonic IPE]"
     if options:
         base += " [" + ", ".join(f"{k}={v}" for k, v in options.items()) + "]"
     return base
+
+
+def instance_costs(out: Path) -> dict[str, dict[int, np.ndarray]]:
+    """``costs.csv`` of a run folder: PE -> seed -> cost per test instance (NaN where
+    missing)."""
+    instances = len(read_csv(out / "reference.csv"))
+    costs: dict[str, dict[int, np.ndarray]] = {}
+    for r in read_csv(out / "costs.csv"):
+        per_seed = costs.setdefault(r["pe"], {})
+        per_seed.setdefault(int(r["seed"]), np.full(instances, np.nan))[int(r["instance"])] \
+            = float(r["cost"])
+    return costs
+
+
+def instance_gaps(out: Path) -> dict[str, dict[int, np.ndarray]]:
+    """PE -> seed -> gap (%) per test instance, for the (PE, seed) pairs with a row."""
+    reference = np.array([float(r["cost"]) for r in read_csv(out / "reference.csv")])
+    costs = instance_costs(out)
+    out_gaps: dict[str, dict[int, np.ndarray]] = {}
+    for r in row_store(out / "rows.csv").rows:
+        seed = int(r["seed"])
+        out_gaps.setdefault(r["pe"], {})[seed] = gap(costs[r["pe"]][seed], reference)
+    return out_gaps
 
 
 def summarize(protocol: Protocol, out: Path, pes: list[str] | None = None,
@@ -72,12 +108,7 @@ def summarize(protocol: Protocol, out: Path, pes: list[str] | None = None,
     from scipy.stats import ttest_ind, wilcoxon
 
     rows = row_store(out / "rows.csv").rows
-    reference = np.array([float(r["cost"]) for r in read_csv(out / "reference.csv")])
-    costs: dict[str, dict[int, np.ndarray]] = {}
-    for r in read_csv(out / "costs.csv"):
-        per_seed = costs.setdefault(r["pe"], {})
-        per_seed.setdefault(int(r["seed"]), np.full(len(reference), np.nan))[int(r["instance"])] \
-            = float(r["cost"])
+    costs = instance_costs(out)
     order = pes or list(dict.fromkeys(r["pe"] for r in rows))
     versus = versus or versus_pe(protocol)
 
@@ -119,17 +150,13 @@ def fmt(value: float | None, digits: int = 2, suffix: str = "") -> str:
         else f"{value:.{digits}f}{suffix}"
 
 
-def fmt_p(p: float | None) -> str:
-    return "-" if p is None else f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
-
-
 def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray,
              versus: str, command: str, untrained: dict[str, str] | None = None,
-             versus_ran: bool = True) -> str:
+             baselines: Sequence[dict[str, str]] = (), versus_ran: bool = True) -> str:
     """The summary as a Markdown table (ours beside the paper's), with the command; the
-    untrained control (a row of ``untrained.csv``) last, when given. Notes above the table say
-    when the budget is a plumbing check and why paired columns are empty (``versus_ran``:
-    whether the folder holds ``versus``'s rows)."""
+    untrained control (a row of ``untrained.csv``) and the ``baselines.csv`` rows last. Notes
+    above the table say when the budget is a plumbing check and why paired columns are empty
+    (``versus_ran``: whether the folder holds ``versus``'s rows)."""
     problem = protocol.problem.upper()
     scale = f"{problem}-{protocol.size}"
     paper_ref = paper_reference(protocol.problem, protocol.backbone, protocol.size)
@@ -151,6 +178,10 @@ def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray
         lines.append(f"| control: {title(untrained['pe'])}, untrained (seed "
                      f"{untrained['seed']}) | 1 | {float(untrained['obj']):.4f} | "
                      f"{float(untrained['gap_pct']):.2f} | | | | - | - |")
+    for row in baselines:
+        lines.append(f"| baseline: {BASELINE_TITLES.get(row['row'], row['row'])} | 1 | "
+                     f"{float(row['obj']):.4f} | {float(row['gap_pct']):.2f} "
+                     f"({float(row['at_reference']):.0%} at the reference) | | | | - | - |")
     notes = "".join(f"**Note: {note}.**\n\n" for note in summary_notes(protocol, versus,
                                                                        versus_ran))
     return (notes + f"{scale}, {protocol.backbone.upper()} backbone, budget {protocol.budget}: "
@@ -224,7 +255,8 @@ def report(protocol: Protocol, out: Path, pes: list[str], command: str, stem: st
     untrained = row_store(out / "untrained.csv").rows
     ran = {r["pe"] for r in row_store(out / "rows.csv").rows}
     text = markdown(protocol, summaries, reference, versus, command,
-                    untrained[0] if untrained else None, versus in ran)
+                    untrained[0] if untrained else None, baseline_store(out).rows,
+                    versus in ran)
     atomic_write_text(out / f"{stem}.md", text)
     plot(summaries, out / f"{stem}.png",
          f"{protocol.problem.upper()}-{protocol.size}, {protocol.backbone.upper()}, "

@@ -11,9 +11,16 @@ from tests.conftest import single_torch_thread
 one_thread = pytest.fixture(autouse=True)(single_torch_thread)
 
 
-def comparison_folder(path: Path, gaps: dict[str, list[float]], instances: int = 4) -> None:
+def comparison_folder(path: Path, gaps: dict[str, list[float]], instances: int = 4,
+                      teacher: tuple[float, float] | None = None) -> None:
     """A compare-pe run folder whose (PE, seed) rows have these gaps, every instance costing
-    ``1 + gap / 100 + instance / 1000`` against a reference of 1."""
+    ``1 + gap / 100 + instance / 1000`` against a reference of 1; with ``teacher`` (gap %,
+    share of instances at the reference), its imitation labeller's row."""
+    if teacher is not None:
+        from routecli.experiments.pe.pairs import baseline_store
+
+        baseline_store(path).add(row="epsilon-teacher", epsilon=0.25, obj=1 + teacher[0] / 100,
+                                 gap_pct=teacher[0], at_reference=teacher[1], eval_seconds=0)
     with open(path / "reference.csv", "w") as handle:
         handle.write("instance,cost\n" + "".join(f"{i},1.0\n" for i in range(instances)))
     with open(path / "rows.csv", "w") as rows, open(path / "costs.csv", "w") as costs:

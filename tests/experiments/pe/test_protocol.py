@@ -51,9 +51,10 @@ def test_protocols_are_checked_and_name_the_pe_every_other_is_compared_with():
             make_protocol(*args, "smoke")
     with pytest.raises(OptionError, match="test-size"):
         make_protocol("cvrp", 20, "dact", "smoke", test_size=0)
-    assert versus_pe(make_protocol("cvrp", 20, "dact", "smoke")) == "ipe_inv_xpe"
-    assert versus_pe(make_protocol("vrptw", 20, "dact", "smoke")) == "ipe_xpe"
-    assert versus_pe(make_protocol("pdtsp", 21, "n2s", "smoke")) == "ipe_xpe"
+    # the paper's IPE+XPE, with the formula it printed
+    assert versus_pe(make_protocol("cvrp", 20, "dact", "smoke")) == "ipe_inv_xpe:schedule=geometric"
+    assert versus_pe(make_protocol("vrptw", 20, "dact", "smoke")) == "ipe_xpe:schedule=geometric"
+    assert versus_pe(make_protocol("pdtsp", 21, "n2s", "smoke")) == "ipe_xpe:schedule=geometric"
 
 
 def test_a_seed_builds_the_same_backbone_and_a_saved_one_loads(tmp_path):
@@ -66,3 +67,24 @@ def test_a_seed_builds_the_same_backbone_and_a_saved_one_loads(tmp_path):
     save_model(first, tmp_path / "xpe-s3.pt", {"pe": "xpe", "seed": 3})
     loaded = load(protocol, tmp_path / "xpe-s3.pt")
     assert all(torch.equal(w, loaded.state_dict()[k]) for k, w in weights.items())
+
+
+def test_capacity_is_part_of_the_protocol_and_old_folders_read_as_the_paper_rule():
+    import json
+    from dataclasses import asdict
+
+    import pytest
+
+    from routecli.errors import OptionError
+    from routecli.experiments.pe.protocol import make_protocol, same_protocol
+
+    paper_rule = make_protocol("cvrp", 20, "dact", "smoke")
+    low = make_protocol("cvrp", 20, "dact", "smoke", capacity=15)
+    stored = json.loads(json.dumps(asdict(paper_rule)))
+    del stored["capacity"]  # a folder written before the field existed
+    assert same_protocol(stored, paper_rule) and not same_protocol(stored, low)
+    for bad in (5.0, float("nan"), float("inf")):
+        with pytest.raises(OptionError, match="--capacity"):
+            make_protocol("cvrp", 20, "dact", "smoke", capacity=bad)
+    with pytest.raises(OptionError, match="PDTSP"):
+        make_protocol("pdtsp", 11, "n2s", "smoke", capacity=20)
