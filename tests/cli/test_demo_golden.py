@@ -54,7 +54,7 @@ BINARY = {".pt", ".png", ".npz", ".lock"}
 
 # Keys and table columns whose values measure time, or name when and from which commit a
 # result came.
-TIMED = re.compile(r"(?i)(seconds|_s$|^date$|^commit$|elapsed|time \(s\)|solve \(s\))")
+TIMED = re.compile(r"(?i)(seconds|_s$|^date$|^commit$|elapsed|time \(s\))")
 SECONDS = re.compile(r"\d+(\.\d+)?(e-?\d+)?( ?)(s|ms)\b")
 SPEED = re.compile(r"[\d,.]+ ?(iterations|inst|it)/s\b")
 CLOCK = re.compile(r"\b\d+:\d\d:\d\d\b")
