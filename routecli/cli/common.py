@@ -63,10 +63,11 @@ TimeLimit = Annotated[float | None, typer.Option(
     "--time-limit", "-t", metavar="SECONDS",
     help=f"Seconds per instance, at most {MAX_SECONDS:.0f} (a week; default: hgs, sisr and nds "
     f"search {DEFAULT_SECONDS:g} s unless --iterations is given; the other models run to "
-    "completion). It bounds the search: loading weights, compiling kernels on first use and "
-    "--polish come on top (--json: seconds is the whole solve, search_seconds the search). "
-    "miloop starts no rollouts after it and returns the best finished; nn always finishes "
-    "within milliseconds.")]
+    "completion). It bounds the search (--json: search_seconds); start-up, reading, PyVRP's "
+    "set-up, compiling kernels on first use and --polish come on top (time= counts them). "
+    "miloop starts no rollouts after it and nearest neighbour finishes the one it cuts; dact "
+    "ends its move; nn and exact always finish. Ctrl-C or SIGTERM stops a search early and "
+    "keeps its best solution.")]
 Iterations = Annotated[int | None, typer.Option(
     "--iterations", metavar="N",
     help="Iteration limit per instance (hgs, sisr, nds; dact: moves).")]
