@@ -694,8 +694,8 @@ def validation_set(cfg: TrainConfig) -> tuple[dict[str, torch.Tensor], torch.Ten
 
 
 # What the first steps of a compiled run wait for (benchmarks/results/train_compile_wait.md).
-COMPILE_NOTE = ("compiling the fused kernels before the first step (10 to 30 s, in every "
-                "process, --resume too; --no-compile skips it)")
+COMPILE_NOTE = ("compiling the fused kernels before the first step (in every process, --resume "
+                "too: 15 s or more, over a minute the first time; --no-compile skips it)")
 
 
 class ProgressLine:
