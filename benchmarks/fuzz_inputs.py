@@ -25,13 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.cli.app import main as routecli_main
-from routecli.results import ResultStore
-
 ROOT = Path(__file__).resolve().parents[1]
 # The fuzzer is test tooling (tests/fuzz, which the tests also run); a script sees its own
-# folder on sys.path, not the checkout's root.
+# folder on sys.path, not the checkout's root, whose routecli is the one to fuzz (not another
+# checkout's installed in the environment).
 sys.path.insert(0, str(ROOT))
+from routecli.cli.app import main as routecli_main  # noqa: E402
+from routecli.results import ResultStore  # noqa: E402
 from tests.fuzz.harness import Runner, run_case, table  # noqa: E402
 from tests.fuzz.mutations import load_seeds  # noqa: E402
 from tests.fuzz.strategies import STRATEGIES  # noqa: E402

@@ -7,6 +7,8 @@ these options without paying for it at ``--help`` time.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import re
 from typing import Literal, get_args
@@ -58,22 +60,6 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def available_memory() -> int | None:
-    """Bytes of memory a new allocation may use now without swapping (Linux's
-    ``MemAvailable``; free pages elsewhere), or None when the system does not say."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
 def check_threads(threads: int) -> int:
     """``threads`` if between 1 and the core count (more only slows torch down)."""
     if not 1 <= threads <= cores():
@@ -82,7 +68,51 @@ def check_threads(threads: int) -> int:
     return threads
 
 
-def check_seed(seed: int, flag: str = "--seed") -> int:
-    if not 0 <= seed <= SEED_MAX:
-        raise OptionError(f"{flag} must be between 0 and 2**32-1, got {seed}")
-    return seed
+
+# Below this many bytes an allocation is not worth reading /proc for (training steps and
+# small instances call the check often).
+MEMORY_CHECK_FROM = 256 * 2**20
+MEMORY_SHARE = 0.8  # of the memory available that one run may plan on: the rest stays for others
+
+
+def available_memory() -> float:
+    """Bytes this process may still allocate without swapping: the memory the system reports
+    available (Linux's ``MemAvailable``; free pages elsewhere), and what an address-space
+    limit (``ulimit -v``) leaves above the process's current size; infinite where neither is
+    known."""
+    import resource
+
+    room = math.inf
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            room = next((int(line.split()[1]) * 1024 for line in fh
+                         if line.startswith("MemAvailable:")), math.inf)
+    except OSError:
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # no such name here
+            room = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit != resource.RLIM_INFINITY:
+        try:
+            with open("/proc/self/statm") as fh:
+                used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            used = 0
+        room = min(room, max(0, limit - used))
+    return room
+
+
+def require_memory(nbytes: float, what: str) -> None:
+    """Refuse at once, with one line naming the memory it needs, work whose estimated peak
+    ``nbytes`` is more than :data:`MEMORY_SHARE` of the memory available: the one check
+    every allocation sized by a user's number (an option, a set name, a file's size) makes
+    first, instead of swapping, being killed or failing half-way."""
+    if nbytes < MEMORY_CHECK_FROM:
+        return
+    room = available_memory()
+    if nbytes > MEMORY_SHARE * room:
+        raise OptionError(f"{what} needs about {_gb(nbytes)} of memory, more than "
+                          f"{MEMORY_SHARE:.0%} of the {_gb(room)} available here")
+
+
+def _gb(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.3g} GB" if nbytes < 2**30 * 1e6 else f"{nbytes / 2**30:.2e} GB"

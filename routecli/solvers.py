@@ -120,8 +120,9 @@ class CliOption:
     """A setting a model offers on the command line of ``solve`` and ``bench``, declared once
     in the model's ``options`` module (:class:`Entry`): the ``Settings`` field, what it does
     for this model (``help``: a phrase, the default included), and its values: ``choices``
-    (named values), else a ``kind`` (``int``, ``str``, ``bool``: a flag, ``"path"``: a file)
-    with an optional ``min``. Models offering the same setting share one option."""
+    (named values), else a ``kind`` (``int``, ``str``, ``bool``: a flag, ``"path"``: a file);
+    an ``int`` states its range (``min``, ``max``), as every numeric option of every command
+    does. Models offering the same setting share one option."""
 
     setting: str
     help: str
@@ -129,6 +130,7 @@ class CliOption:
     choices: tuple[str, ...] = ()
     kind: str = "str"
     min: int | None = None
+    max: int | None = None
 
 
 # The warm start every search offers (``--init``; :func:`read_start`).

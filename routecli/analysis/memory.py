@@ -29,6 +29,7 @@ from torch import Tensor
 from routecli.errors import OptionError
 from routecli.miloop.decode import make_env
 from routecli.miloop.model import MiLoop
+from routecli.resources import require_memory
 
 # MiLoop Table 8 (TSP-100, greedy): mean cosine similarity per measure and model
 PAPER_TABLE8 = {"adjacent": {"dynamic": 0.8480, "miloop": 0.9159},
@@ -80,6 +81,10 @@ def memory_dynamics(model: MiLoop, batch: dict[str, Tensor], label: str) -> Memo
     model.eval()
     locs = batch["locs"].float()
     num, nodes = locs.shape[:2]
+    # each step's pairwise tensors (attention and bias of every node pair, float32, with
+    # their temporaries) dominate: about 64 bytes per pair and instance
+    require_memory(64 * num * (nodes + 1) ** 2, f"greedy rollouts of {num:,} instance"
+                   f"{'s' * (num != 1)} of {nodes:,} nodes")
     rows = torch.arange(num)
     start = torch.zeros(num, dtype=torch.long)
     env = make_env(problem, batch, rows, locs, start if problem == "tsp" else None)
@@ -195,23 +200,25 @@ def memory_study(problem: str, checkpoint: Path | None = None, baselines: Sequen
     off, and every checkpoint of ``baselines``."""
     from routecli import generate
     from routecli.miloop.model import load_policy
-    from routecli.train.checkpoint import CheckpointError, shipped
+    from routecli.train.checkpoint import shipped
 
     if problem not in PROBLEMS:
         raise OptionError(f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
     path = checkpoint or shipped(f"miloop-{problem}.pt")
-    model = load_policy(path)
+    model = load_policy(path, expect={"problem": problem})
     models = [(f"MiLoop ({path.name})", model),
               (f"{path.name}, memory off", without_memory(model))]
-    models += [(extra.name, load_policy(extra)) for extra in baselines]
-    for label, candidate in models:
-        if candidate.config.problem != problem:
-            raise CheckpointError(f"{label}: a MiLoop-{candidate.config.problem.upper()} "
-                                  f"checkpoint, not {problem.upper()}")
+    models += [(extra.name, load_policy(extra, expect={"problem": problem}))
+               for extra in baselines]
     raw = generate.GENERATORS[problem](num, size, seed)
     batch = {k: torch.as_tensor(v, dtype=torch.long if k == "demand" else torch.float32)
              for k, v in raw.items()}
     return [memory_dynamics(candidate, batch, label) for label, candidate in models]
+
+
+# The columns of a table of memory_rows (``--out`` CSV)
+MEMORY_COLUMNS = ["model", "adjacent", "first", "cost", "adjacent_paper_dynamic",
+                  "adjacent_paper_miloop", "first_paper_dynamic", "first_paper_miloop"]
 
 
 def memory_rows(results: list[MemoryDynamics]) -> list[dict[str, Any]]:

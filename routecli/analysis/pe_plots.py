@@ -153,6 +153,13 @@ def plot_pca(pe: PositionalEncoding, name: str, batch: RouteBatch, path: Path, r
     return save_png(fig, path, dpi=110)
 
 
+def plot_paths(name: str, plots: tuple[str, ...], out_dir: Path) -> list[Path]:
+    """The file of each of ``plots`` of encoding ``name`` (channels and angles show IPE and
+    XPE whatever ``name`` is)."""
+    return [out_dir / f"{ {'channels': 'ipe', 'angles': 'xpe'}.get(plot, name)}-{plot}.png"
+            for plot in plots]
+
+
 def plot_pe(batch: RouteBatch, name: str, plots: tuple[str, ...], out_dir: Path, dim: int = 32,
             num_heads: int = 8, seed: int = 0) -> list[Path]:
     """Draw each of ``plots`` for encoding ``name`` on solution row 0; returns the PNG paths
@@ -161,10 +168,7 @@ def plot_pe(batch: RouteBatch, name: str, plots: tuple[str, ...], out_dir: Path,
     pe = build_pe(name, dim, dim // num_heads, num_heads)
     walk = longest_route_walk(batch)
     paths = []
-    for plot in plots:
-        # channels and angles show IPE and XPE whatever ``name`` is
-        prefix = {"channels": "ipe", "angles": "xpe"}.get(plot, name)
-        path = out_dir / f"{prefix}-{plot}.png"
+    for plot, path in zip(plots, plot_paths(name, plots, out_dir), strict=True):
         if plot == "heatmap":
             paths.append(plot_heatmap(pe, name, walk, path))
         elif plot == "similarity":

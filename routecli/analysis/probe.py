@@ -45,6 +45,7 @@ from routecli.errors import OptionError
 from routecli.pe import PE_REGISTRY, RouteBatch
 from routecli.pe.base import PositionalEncoding
 from routecli.pe.kinds import build_pe, pair_scores, slot_vectors
+from routecli.resources import require_memory
 
 TARGETS = ("D1", "D2", "D3")
 
@@ -175,6 +176,18 @@ def _ratio(inter: float, intra: float) -> float:
         return float(np.float64(inter) / intra)
 
 
+def check_room(num: int, nodes: int, pairs_per_solution: int, dim: int, num_heads: int,
+               chunk: int = 100) -> None:
+    """Refuse a probe whose peak memory would not fit: the sampled pairs of every solution
+    (ids, targets and distances, both sets, ranked for Spearman) and one chunk's encoding
+    (a bias encoding holds ``[chunk, heads, N, N]``)."""
+    pairs = 2 * num * pairs_per_solution * 160
+    encoding = 8 * min(chunk, num) * nodes * max(num_heads * nodes, dim)
+    require_memory(pairs + encoding, f"probing {num:,} solution{'s' * (num != 1)} of "
+                   f"{nodes:,} nodes "
+                   f"({pairs_per_solution:,} pairs each, width {dim})")
+
+
 def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, dim: int = 128,
           num_heads: int = 8, seed: int = 0, chunk: int = 100,
           pe_options: dict[str, dict] | None = None,
@@ -182,6 +195,7 @@ def probe(batch: RouteBatch, names: list[str], pairs_per_solution: int = 1000, d
     """Spearman correlation of each named PE's (or :data:`REFERENCES` entry's) pair distances
     with D1, D2, D3, plus ``d3_ratio``. Solutions are processed ``chunk`` rows at a time to
     bound memory; ``on_done`` is called with each name when it is finished (progress bars)."""
+    check_room(batch.batch_size, batch.num_slots, pairs_per_solution, dim, num_heads, chunk)
     generator = torch.Generator().manual_seed(seed)
     samples = []
     for start in range(0, batch.batch_size, chunk):
@@ -241,6 +255,11 @@ def probe_options(names: list[str], dim: int, heads: int, ipe_schedule: str,
     ipe = {"schedule": ipe_schedule, "amplitude": ipe_amplitude}
     return {n: ipe for n in names if n in PE_REGISTRY
             and PE_REGISTRY[n].build.func in (InRoutePE, HierarchicalPE)}
+
+
+# The columns of a table of probe_rows (``--out`` CSV)
+PROBE_COLUMNS = ["pe", "title", "kind", "D1", "D1_paper", "D2", "D2_paper", "D3", "D3_paper",
+                 "d3_ratio"]
 
 
 def probe_rows(results: dict[str, dict[str, float]], names: list[str],

@@ -270,6 +270,11 @@ def degradation(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, Cel
     return out
 
 
+# The columns of a table of ShiftStudy.rows (``--out`` CSV)
+SHIFT_COLUMNS = ["method", "shift", "obj", "gap_pct", "gap_spread", "change_pct", "change_spread",
+                 "paper_row", "paper_obj", "paper_gap_pct"]
+
+
 @dataclass(frozen=True)
 class ShiftStudy:
     """Table 8 measured: each method's (or model's) cell per shift, the paper's row each stands

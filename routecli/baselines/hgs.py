@@ -32,7 +32,7 @@ from routecli.problems import (
     TSPInstance,
     VRPTWInstance,
 )
-from routecli.resources import available_memory
+from routecli.resources import require_memory
 from routecli.solvers import Effort, Progress, ProgressFn, read_start
 from routecli.stop import Criterion, Watch, search_budget
 
@@ -43,7 +43,6 @@ BLOCK_PAIRS = 1 << 22  # node pairs per block when filling the integer matrices 
 # and Ghent1, 3,001 to 10,001 nodes: 0.50, 1.11, 2.64 GB); the base is rounded up.
 BYTES_PER_PAIR = 24
 BASE_BYTES = 400 * 2**20
-MEMORY_SHARE = 0.8  # of the memory available: the rest stays for the other processes
 # Above this many nodes the search starts from nearest neighbour unless given a start: PyVRP's
 # own, a local search of a random solution to its end, runs before the stopping criterion is
 # first asked (over 12 minutes at 10,000 nodes, benchmarks/results/time_limit.md).
@@ -86,6 +85,10 @@ def integer_matrices(instance: Instance, scale: float) -> tuple[np.ndarray, np.n
             durations = distances.copy()  # earlier rows coincide; later ones are written below
         if durations is not distances:
             durations[lo:hi] = late
+    # PyVRP needs a zero diagonal; GEO gives d(i, i) = 1 (truncation + 1), which no tour uses
+    # (the solution is re-costed under the file's own rule)
+    np.fill_diagonal(distances, 0)
+    np.fill_diagonal(durations, 0)
     return distances, durations
 
 
@@ -304,13 +307,9 @@ class HGS:
         """Refuse, before any solving, an instance whose matrices would not fit in the memory
         available now (never an out-of-memory kill midway), and a warm start that does not
         fit."""
-        need, free = memory_needed(instance), available_memory()
-        if free is not None and need > MEMORY_SHARE * free:
-            raise OptionError(
-                f"hgs: {instance.name} has {instance.metric.size} nodes; PyVRP's dense "  # type: ignore[union-attr]
-                f"matrices need about {need / 2**30:.1f} GiB, more than {MEMORY_SHARE:.0%} of "
-                f"the {free / 2**30:.1f} GiB available (sisr and nds --policy strings need no "
-                "matrix)")
+        require_memory(memory_needed(instance),
+                       f"hgs on {instance.name} ({instance.metric.size:,} nodes, in PyVRP's "  # type: ignore[union-attr]
+                       "dense matrices; sisr and nds --policy strings need none)")
         self.start(instance)
 
     def start(self, instance: Instance) -> Tour | Routes | None:

@@ -29,7 +29,7 @@ from routecli.bench.protocol import (
     time_to_within,
 )
 from routecli.bench.report import PLOT_FILE, PLOT_SOFTWARE, REPORT_FILE, REPORT_MARK
-from routecli.errors import OptionError
+from routecli.errors import OptionError, RoutecliError
 from routecli.io import best_known, read_instance, solution_suffix, written_by_routecli
 from routecli.io.solutions import format_solution
 from routecli.plots.figure import png_made_by
@@ -73,6 +73,9 @@ def read_rows(csv_path: Path) -> list[BenchRow]:
 
 def read_rows_for(csv_path: Path) -> list[BenchRow]:
     """Rows of another run's ``results.csv`` (``--compare``); an error if there are none."""
+    if not csv_path.is_file():
+        raise OptionError(f"--compare {csv_path}: " + ("a folder, not a results.csv"
+                                                       if csv_path.is_dir() else "no such file"))
     try:
         rows = read_rows(csv_path)
     except OptionError as exc:
@@ -296,7 +299,11 @@ def run_bench(files: list[Path], model: str, settings: Any, out: Path, *, seed: 
                               "rule; scale the limit with --time-scale")
         rounding = protocol.rounding
     for path in files:
-        require_problem(solver, read_instance(path, rounding))
+        try:
+            instance = read_instance(path, rounding)
+        except RoutecliError:
+            continue  # a file that does not read fails as its task, the others stored
+        require_problem(solver, instance)
     seeds = list(range(seed, seed + runs))
     config = run_config(model, settings, seeds, stop, rounding, protocol)
     stems = [solution_name(p, s, runs) for p in files for s in seeds]

@@ -14,7 +14,10 @@ import typer
 from routecli.analysis.budget import describe_factors
 from routecli.cli import choices
 from routecli.cli.common import JOBS_HELP, console, new_app
+from routecli.cli.outputs import check_replaceable, output_path
 from routecli.errors import OptionError, RoutecliError
+from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MAX_JOBS, MIN_FACTOR
+from routecli.resources import SEED_MAX
 
 if TYPE_CHECKING:
     from routecli.problems import Instance, Routes, Tour
@@ -32,7 +35,12 @@ BUDGET_HELP = ("PyVRP budget of the reference solutions, times the gap-grade ref
 SET_HELP = ("Instance set <problem>-<size>, problem one of " + ", ".join(choices.SET_PROBLEMS)
             + " (e.g. cvrp-100, pdtsp-51)")
 SETS_HELP = SET_HELP + "; repeatable or comma-separated."
-OUT_HELP = "Also write the table to this .csv or .json file."
+OUT_HELP = ("Also write the table to this .csv or .json file (an existing file only if "
+            "routecli wrote it).")
+ANISOMETRY_COLUMNS = ["set", "instances", "reference", "routes", "cv", "cv_paper", "max_min",
+                      "max_min_paper", "mad", "mad_paper", "cv_median", "max_min_median",
+                      "mad_median"]
+MAX_BINS = 100_000  # angular sectors: far finer than any set's customers resolve
 
 
 def parse_sets(values: list[str]) -> list[str]:
@@ -59,15 +67,17 @@ def one_set(value: str) -> str:
     return names[0]
 
 
-def check_out(out: Path | None) -> None:
-    """Fail before any work if ``--out`` has a suffix we cannot write."""
-    if out is not None and out.suffix not in (".csv", ".json"):
+def check_out(out: Path | None, columns: list[str]) -> None:
+    """Fail before any work if ``--out`` has a suffix we cannot write, or names a file that
+    routecli did not write: a CSV whose header is not ``columns`` (this table's), a JSON
+    without routecli's version in it (see :func:`write_rows`)."""
+    if out is None:
+        return
+    if out.suffix not in (".csv", ".json"):
         raise OptionError(f"--out must end in .csv or .json, got {out}")
+    from routecli.results.tables import written_table
 
-
-def check_positive(name: str, value: float | None) -> None:
-    if value is not None and not value > 0:
-        raise OptionError(f"{name} must be positive, got {value}")
+    check_replaceable(out, None, "--out", lambda path: written_table(path, columns))
 
 
 def load(name: str, num: int, seed: int, ref_budget: float | None,
@@ -101,13 +111,14 @@ def command_line() -> str:
     return "routecli " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
-def write_rows(out: Path | None, rows: list[dict], meta: dict) -> None:
-    """Write ``rows`` to ``--out`` (:func:`routecli.results.write_rows`) and say so."""
+def write_rows(out: Path | None, rows: list[dict], meta: dict, columns: list[str]) -> None:
+    """Write ``rows`` (``columns`` each, as :func:`check_out` was told) to ``--out``
+    (:func:`routecli.results.write_rows`) and say so."""
     if out is None:
         return
     from routecli.results import write_rows as write
 
-    write(out, rows, meta)
+    write(out, rows, meta, columns)
     console.print(f"wrote {out}")
 
 
@@ -120,14 +131,16 @@ def fmt(value: float | None, digits: int = 3) -> str:
 def anisometry(
     sets: list[str] = typer.Option(list(choices.TABLE1_SETS), "--set", metavar="SET",
                                    help=SETS_HELP),
-    num: int = typer.Option(1000, "--num", min=1, metavar="N", help=NUM_HELP),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
-    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
+    num: int = typer.Option(1000, "--num", min=1, max=MAX_INSTANCES, metavar="N", help=NUM_HELP),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, metavar="N", help=SEED_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
+                                     metavar="FACTOR", help=BUDGET_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
     include_return: bool = typer.Option(False, "--include-return", help="Fit d_i against i "
                                         "over the whole closed route, the return to the depot "
                                         "included (default: departure and customers only)."),
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP),
 ) -> None:
     """Anisometry of reference routes (PE paper Table 1).
 
@@ -141,8 +154,7 @@ def anisometry(
     from routecli.analysis.data import default_budget
 
     names = parse_sets(sets)
-    check_out(out)
-    check_positive("--ref-budget", ref_budget)
+    check_out(out, ANISOMETRY_COLUMNS)
     rows: list[dict[str, Any]] = []
     for name in names:
         stats = measure_anisometry(*load(name, num, seed, ref_budget, jobs), include_return)
@@ -166,25 +178,29 @@ def anisometry(
     console.print(f"[dim]{command_line()}[/dim]")
     write_rows(out, rows, {"command": command_line(), "seed": seed,
                            "include_return": include_return,
-                           "references": reference_settings(names, ref_budget)})
+                           "references": reference_settings(names, ref_budget)},
+               ANISOMETRY_COLUMNS)
 
 
 @app.command()
 def entropy(
     sets: list[str] = typer.Option(list(choices.ENTROPY_SETS), "--set", metavar="SET",
                                    help=SETS_HELP),
-    bins: int = typer.Option(choices.ENTROPY_BINS, "--bins", min=2, metavar="N",
+    bins: int = typer.Option(choices.ENTROPY_BINS, "--bins", min=2, max=MAX_BINS, metavar="N",
                              help="Angular sectors of the histogram (16 = the sectors XPE "
                              "resolves with K = 4)."),
-    min_count: int = typer.Option(choices.ENTROPY_MIN_COUNT, "--min-count", min=1, metavar="N",
+    min_count: int = typer.Option(choices.ENTROPY_MIN_COUNT, "--min-count", min=1,
+                                  max=MAX_INSTANCES, metavar="N",
                                   help="Leave (set, k) cells with fewer customers out of the "
                                   "grid mean and minimum (marked * in the table): small "
                                   "samples bias the entropy low."),
-    num: int = typer.Option(1000, "--num", min=1, metavar="N", help=NUM_HELP),
-    seed: int = typer.Option(0, "--seed", metavar="N", help=SEED_HELP),
-    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
+    num: int = typer.Option(1000, "--num", min=1, max=MAX_INSTANCES, metavar="N", help=NUM_HELP),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, metavar="N", help=SEED_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
+                                     metavar="FACTOR", help=BUDGET_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP),
 ) -> None:
     """Angular entropy at each within-route position (PE paper Section 3.1).
 
@@ -200,8 +216,8 @@ def entropy(
     from routecli.analysis.entropy import PAPER_MEAN, PAPER_MIN, POSITIONS, angular_entropy
 
     names = parse_sets(sets)
-    check_out(out)
-    check_positive("--ref-budget", ref_budget)
+    columns = ["k", *(f"{n}_count" for n in names), *names]
+    check_out(out, columns)
     per_set = {name: angular_entropy(*load(name, num, seed, ref_budget, jobs), bins=bins)
                for name in names}
     rows: list[dict[str, Any]] = [{"k": k, **{f"{n}_count": per_set[n][k][0] for n in names},
@@ -235,4 +251,4 @@ def entropy(
                            "min_count": min_count,
                            "mean": mean, "min": low, "paper_mean": PAPER_MEAN,
                            "paper_min": PAPER_MIN,
-                           "references": reference_settings(names, ref_budget)})
+                           "references": reference_settings(names, ref_budget)}, columns)

@@ -10,8 +10,10 @@ import typer
 
 from routecli.cli.analyze import OUT_HELP, check_out, command_line, fmt, write_rows
 from routecli.cli.common import Device, Threads, console, cpu_device
+from routecli.cli.outputs import check_replaceable, output_path
 from routecli.errors import OptionError
-from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
+from routecli.limits import MAX_INSTANCES, MAX_NODES
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, SEED_MAX
 
 
 def memory(
@@ -23,15 +25,19 @@ def memory(
                                          "this trained checkpoint, e.g. a dynamic-embedding "
                                          "model trained with --no-memory (the paper's "
                                          "baseline); repeatable."),
-    size: int = typer.Option(100, "--size", min=3, metavar="N",
+    size: int = typer.Option(100, "--size", min=3, max=MAX_NODES, metavar="N",
                              help="Nodes (TSP) or customers (CVRP); the paper: TSP-100."),
-    num: int = typer.Option(16, "--num", min=1, metavar="N", help="Uniform instances."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the instance generator."),
+    num: int = typer.Option(16, "--num", min=1, max=MAX_INSTANCES,
+                            metavar="N", help="Uniform instances."),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, metavar="N",
+                             help="Seed of the instance generator."),
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP
                              + " JSON adds the per-step means."),
-    figure: Path = typer.Option(None, "--figure", metavar="FILE", help="Plot the per-step "
+    figure: Path = typer.Option(None, "--figure", metavar="FILE", parser=output_path,
+                                help="Plot the per-step "
                                 "means (the paper's Figure 3) to this .png file."),
 ) -> None:
     """Cosine similarity of node representations across the steps of a greedy rollout (MiLoop
@@ -42,12 +48,21 @@ def memory(
     import torch
     from rich.table import Table
 
-    from routecli.analysis.memory import PAPER_TABLE8, memory_rows, memory_study, plot_dynamics
+    from routecli.analysis.memory import (
+        MEMORY_COLUMNS,
+        PAPER_TABLE8,
+        memory_rows,
+        memory_study,
+        plot_dynamics,
+    )
+    from routecli.plots.figure import drawn_by_routecli
 
     cpu_device(device, "analyze memory")
-    check_out(out)
-    if figure is not None and figure.suffix != ".png":
-        raise OptionError(f"--figure must end in .png, got {figure}")
+    check_out(out, MEMORY_COLUMNS)
+    if figure is not None:
+        if figure.suffix != ".png":
+            raise OptionError(f"--figure must end in .png, got {figure}")
+        check_replaceable(figure, None, "--figure", drawn_by_routecli)
     torch.set_num_threads(threads)
     results = memory_study(problem, checkpoint, baselines, size, num, seed)
 
@@ -69,7 +84,7 @@ def memory(
                             "num": num, "seed": seed}
     if out is not None and out.suffix == ".json":
         meta["steps"] = {r.label: [vars(s) for s in r.steps] for r in results}
-    write_rows(out, memory_rows(results), meta)
+    write_rows(out, memory_rows(results), meta, MEMORY_COLUMNS)
     if figure is not None:
         plot_dynamics(results, str(figure), f"{problem.upper()}-{size}, {num} greedy rollouts, "
                       f"seed {seed}")

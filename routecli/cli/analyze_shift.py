@@ -10,9 +10,11 @@ from typing import Any
 import typer
 
 from routecli.cli import choices
-from routecli.cli.analyze import OUT_HELP, check_out, check_positive, command_line, fmt, write_rows
+from routecli.cli.analyze import OUT_HELP, check_out, command_line, fmt, write_rows
 from routecli.cli.common import JOBS_HELP, Device, Threads, console, cpu_device
-from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
+from routecli.cli.outputs import output_path
+from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MAX_JOBS, MAX_NODES, MAX_STEPS, MIN_FACTOR
+from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, SEED_MAX
 
 SHIFT_HELP = ("all, or comma-separated shifts from " + ", ".join(choices.SHIFTS) + " (uniform, "
               "the training distribution, is always measured: every change is taken from it).")
@@ -23,14 +25,14 @@ def shift(
     problem: str = typer.Option("cvrp", "--problem", metavar="NAME", help="cvrp, vrptw or "
                                 "pcvrp (the shipped nds-PROBLEM.pt policy); ignored with "
                                 "--compare-pe."),
-    size: int = typer.Option(100, "--size", min=2, metavar="N", help="Customers (the "
+    size: int = typer.Option(100, "--size", min=2, max=MAX_NODES, metavar="N", help="Customers (the "
                              "paper: 500)."),
-    num: int = typer.Option(8, "--num", min=1, metavar="N", help="Instances per shift."),
+    num: int = typer.Option(8, "--num", min=1, max=MAX_INSTANCES, metavar="N", help="Instances per shift."),
     methods: str = typer.Option("learned,strings,random", "--method", metavar="NAMES",
                                 help="Removal policies of the NDS search, comma-separated: "
                                 "learned (the shipped IPE+XPE policy), strings (SISR-style), "
                                 "random; all on the same iterations and seed."),
-    iterations: int = typer.Option(100, "--iterations", min=1, metavar="N", help="Search "
+    iterations: int = typer.Option(100, "--iterations", min=1, max=MAX_STEPS, metavar="N", help="Search "
                                    "iterations per instance (each repairs the paper's 64 "
                                    "removal proposals)."),
     compare_pe: Path = typer.Option(None, "--compare-pe", metavar="FOLDER", help="Instead of "
@@ -38,18 +40,23 @@ def shift(
                                     "trained (FOLDER/models) on shifted test sets of its size."),
     pe: str = typer.Option(None, "--pe", metavar="NAMES", help="--compare-pe: only these "
                            "encodings (comma-separated, as in the run's rows)."),
-    test_size: int = typer.Option(None, "--test-size", min=1, metavar="N", help="--compare-pe: "
+    test_size: int = typer.Option(None, "--test-size", min=1, max=MAX_INSTANCES, metavar="N",
+                                  help="--compare-pe: "
                                   "test instances per shift (default: the run's)."),
-    eval_steps: int = typer.Option(None, "--eval-steps", min=1, metavar="N", help="--compare-pe: "
+    eval_steps: int = typer.Option(None, "--eval-steps", min=1, max=MAX_STEPS, metavar="N",
+                                   help="--compare-pe: "
                                    "improvement steps (default: the run's)."),
-    ref_budget: float = typer.Option(1.0, "--ref-budget", metavar="FACTOR", help="PyVRP "
+    ref_budget: float = typer.Option(1.0, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
+                                     metavar="FACTOR", help="PyVRP "
                                      "reference budget, times the gap-grade one (cached)."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the instances and the "
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, metavar="N",
+                             help="Seed of the instances and the "
                              "search (--compare-pe: the run's test seed)."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP + " JSON adds "
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP + " JSON adds "
                              "the per-instance (per-model) rows."),
 ) -> None:
     """Gap to PyVRP of models trained on uniform instances, on shifted ones (PE paper Table 8):
@@ -57,12 +64,11 @@ def shift(
     explosion customers; the change from uniform says how much each method degrades."""
     import torch
 
-    from routecli.analysis.shift import parse_shifts, shift_study
+    from routecli.analysis.shift import SHIFT_COLUMNS, parse_shifts, shift_study
 
     cpu_device(device, "analyze shift")
     names = parse_shifts(shifts)
-    check_out(out)
-    check_positive("--ref-budget", ref_budget)
+    check_out(out, SHIFT_COLUMNS)
     torch.set_num_threads(threads)
 
     def log(line: str) -> None:
@@ -80,7 +86,7 @@ def shift(
                             "ref_budget": ref_budget, **study.meta}
     if out is not None and out.suffix == ".json":
         meta["runs"] = study.runs
-    write_rows(out, study.rows(), meta)
+    write_rows(out, study.rows(), meta, SHIFT_COLUMNS)
 
 
 def print_table(title: str, cells: dict, names: list[str], paper_rows: dict[str, str]) -> None:

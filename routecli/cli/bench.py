@@ -11,7 +11,9 @@ import typer
 from routecli.cli import choices
 from routecli.cli.common import ExecutorName, Rounding, Scheduler, Workers, console, fmt_gap
 from routecli.cli.model_options import RunOptions, run_options
+from routecli.cli.outputs import output_path
 from routecli.errors import OptionError
+from routecli.limits import MAX_FACTOR, MAX_JOBS, MAX_NODES, MAX_RUNS, MIN_FACTOR
 
 
 @run_options
@@ -21,7 +23,8 @@ def bench(
     sets: list[str] = typer.Option([], "--set", metavar="SET", help="Named set ("
                                    + ", ".join(choices.BENCH_SETS) + "), a folder, or a file; "
                                    "repeatable."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", help="Output folder: "
+    out: Path = typer.Option(..., "--out", "-o", metavar="FOLDER", parser=output_path,
+                             help="Output folder: "
                              "results.csv, report.md, gap_vs_size.png, solutions/. Rerunning "
                              "skips finished instances. A folder that holds files and is not a "
                              "bench run folder is refused, and so is replacing a file there "
@@ -31,10 +34,11 @@ def bench(
                                "write."),
     executor: ExecutorName = None,
     workers: Workers = None,
-    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, hidden=True,
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, max=MAX_JOBS, hidden=True,
                                     help="--workers, as bench spelled it before."),
     scheduler: Scheduler = None,
-    runs: int | None = typer.Option(None, "--runs", min=1, metavar="N", help="Runs per "
+    runs: int | None = typer.Option(None, "--runs", min=1, max=MAX_RUNS, metavar="N",
+                                    help="Runs per "
                                     "instance, with seeds SEED..SEED+N-1 (default 1; "
                                     "--protocol pyvrp: 10)."),
     protocol: str | None = typer.Option(None, "--protocol", metavar="NAME", help="A published "
@@ -43,14 +47,15 @@ def bench(
                                         "clients times --time-scale, 10 seeds, round distances; "
                                         "the report adds gaps over seeds, the primal integral "
                                         "and the CPU's measured speed)."),
-    time_scale: float = typer.Option(1.0, "--time-scale", metavar="FACTOR", help="--protocol: "
+    time_scale: float = typer.Option(1.0, "--time-scale", min=MIN_FACTOR, max=MAX_FACTOR,
+                                     metavar="FACTOR", help="--protocol: "
                                      "multiply its time limits by FACTOR (fit your CPU or budget)."),
     data_root: Path | None = typer.Option(None, "--data-root", metavar="FOLDER",
                                           help="Folder holding tsplib/ and cvrplib/ (default: "
                                           "$ROUTECLI_DATA or ../shared/benchdata)."),
     compare: Path | None = typer.Option(None, "--compare", metavar="CSV", help="results.csv of "
                                         "another run, shown side by side in the report."),
-    max_size: int | None = typer.Option(None, "--max-size", min=1, metavar="N", help="Skip "
+    max_size: int | None = typer.Option(None, "--max-size", min=1, max=MAX_NODES, metavar="N", help="Skip "
                                         "instances larger than this."),
     rounding: Rounding = "file",
     *,

@@ -9,6 +9,7 @@ starts (Typer builds all the help up front), so heavy imports belong inside the 
 from __future__ import annotations
 
 import tempfile
+import typing
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,11 +18,10 @@ from rich.console import Console
 from typer.core import TyperArgument, TyperCommand
 
 from routecli.cli import choices
-from routecli.errors import OptionError, display_path
-from routecli.limits import BKS_RULE
-from routecli.limits import check_bks as check_bks  # the commands' --bks check
-from routecli.resources import DEVICE_HELP, SEED_HELP, check_seed, check_threads, resolve_device
-from routecli.stop import DEFAULT_SECONDS, MAX_SECONDS
+from routecli.errors import OptionError, display_path, excerpt
+from routecli.limits import BKS_MAX, BKS_MIN, BKS_RULE, MAX_JOBS, MAX_THREADS
+from routecli.resources import DEVICE_HELP, SEED_HELP, SEED_MAX, check_threads, resolve_device
+from routecli.stop import DEFAULT_SECONDS, MAX_ITERATIONS, MAX_SECONDS
 from routecli.tasks import EXECUTOR_HELP, SCHEDULER_HELP, WORKERS_HELP
 
 # -h as well as --help, in every command (click hands these settings down to subcommands).
@@ -38,10 +38,6 @@ ROUND_HELP = ("Distance rule: file (the file's own), "
 
 
 # Callbacks raise OptionError, which main() prints as one line (exit 2).
-def _seed(value: int | None) -> int | None:
-    return None if value is None else check_seed(value)
-
-
 def _device(value: str) -> str:
     """A device name as given, checked: its syntax always, a CUDA device's presence when
     named (auto is resolved where torch runs, so that --help and torch-free models never load
@@ -54,13 +50,14 @@ def _device(value: str) -> str:
 
 # The resource options, one declaration each for every command that takes them; a command
 # gives the default in its signature (``seed: Seed = 0``), as Typer takes it from there.
-Seed = Annotated[int, typer.Option("--seed", metavar="N", help=SEED_HELP, callback=_seed)]
-Threads = Annotated[int, typer.Option("--threads", metavar="N", help=THREADS_HELP,
-                                      callback=check_threads)]
+# Every numeric option of every command declares its range (min, max) with the option.
+Seed = Annotated[int, typer.Option("--seed", min=0, max=SEED_MAX, metavar="N", help=SEED_HELP)]
+Threads = Annotated[int, typer.Option("--threads", min=1, max=MAX_THREADS, metavar="N",
+                                      help=THREADS_HELP, callback=check_threads)]
 Device = Annotated[str, typer.Option("--device", metavar="NAME", help=DEVICE_HELP,
                                      callback=_device)]
 TimeLimit = Annotated[float | None, typer.Option(
-    "--time-limit", "-t", metavar="SECONDS",
+    "--time-limit", "-t", min=0.0, max=MAX_SECONDS, metavar="SECONDS",
     help=f"Seconds per instance, at most {MAX_SECONDS:.0f} (a week; default: hgs, sisr and nds "
     f"search {DEFAULT_SECONDS:g} s unless --iterations is given; the other models run to "
     "completion). It bounds the search (--json: search_seconds); start-up, reading, PyVRP's "
@@ -69,15 +66,18 @@ TimeLimit = Annotated[float | None, typer.Option(
     "ends its move; nn and exact always finish. Ctrl-C or SIGTERM stops a search early and "
     "keeps its best solution.")]
 Iterations = Annotated[int | None, typer.Option(
-    "--iterations", metavar="N",
+    "--iterations", min=1, max=MAX_ITERATIONS, metavar="N",
     help="Iteration limit per instance (hgs, sisr, nds; dact: moves).")]
 NoImprovementLimit = Annotated[int | None, typer.Option(
-    "--no-improvement", metavar="N",
+    "--no-improvement", min=1, max=MAX_ITERATIONS, metavar="N",
     help="Stop after N iterations without a better solution (hgs, sisr, nds, dact).")]
 Rounding = Annotated[str, typer.Option("--round", metavar="RULE", help=ROUND_HELP)]
+Bks = Annotated[float | None, typer.Option("--bks", min=BKS_MIN, max=BKS_MAX, metavar="COST",
+                                           help=BKS_HELP)]
 ExecutorName = Annotated[str | None, typer.Option("--executor", metavar="NAME",
                                                   help=EXECUTOR_HELP)]
-Workers = Annotated[int | None, typer.Option("--workers", min=1, metavar="N", help=WORKERS_HELP)]
+Workers = Annotated[int | None, typer.Option("--workers", min=1, max=MAX_JOBS, metavar="N",
+                                             help=WORKERS_HELP)]
 Scheduler = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS",
                                                help=SCHEDULER_HELP)]
 
@@ -104,6 +104,8 @@ class Command(TyperCommand):
         for param in self.params:
             if param.metavar is None and not getattr(param, "is_flag", True):
                 param.metavar = (param.name or "value").upper()
+            if getattr(param, "min", None) is not None or getattr(param, "max", None) is not None:
+                _state_range(param)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -133,6 +135,28 @@ class App(typer.Typer):
     def command(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("cls", Command)
         return super().command(*args, **kwargs)
+
+
+def _state_range(param: Any) -> None:
+    """Make a numeric option's refusal name its declared range and the value given: one
+    message for every option, whatever Typer's conversion found wrong (not a number, NaN,
+    infinite, out of range)."""
+    process = param.process_value
+    integer = int in (typing.get_args(param.type_descriptor.annotation)
+                      or (param.type_descriptor.annotation,))
+
+    def checked(ctx: Any, value: Any) -> Any:
+        try:
+            return process(ctx, value)
+        except typer.BadParameter:
+            if value is None:
+                raise
+            kind = "an integer" if integer else "a number"
+            low, high = (f"{b:,}" if integer else f"{b:g}" for b in (param.min, param.max))
+            raise OptionError(f"{param.opts[0]} must be {kind} from {low} to {high}, got "
+                              f"{excerpt(value)}") from None
+
+    param.process_value = checked
 
 
 def _argument_record(param: TyperArgument) -> tuple[str, str]:

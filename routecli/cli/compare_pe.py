@@ -11,15 +11,19 @@ import typer
 
 from routecli.cli import choices
 from routecli.cli.common import Device, ExecutorName, Scheduler, Threads, deprecated, err_console
+from routecli.cli.outputs import output_path
+from routecli.limits import MAX_INSTANCES, MAX_JOBS, MAX_NODES, MAX_RUNS
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
 
+MAX_CAPACITY = 1e9  # the largest number an instance file may hold (routecli.io.text)
 TABLE4 = choices.COMPARE_PE_DEFAULT
 
 
 def compare_pe(
     problem: Annotated[str, typer.Option(metavar="NAME", help="cvrp, vrptw or pdtsp.")] = "cvrp",
     size: Annotated[int, typer.Option(
-        metavar="N", help="CVRP, VRPTW: customers (paper: 100); PDTSP: nodes with the depot "
+        min=2, max=MAX_NODES, metavar="N",
+        help="CVRP, VRPTW: customers (paper: 100); PDTSP: nodes with the depot "
         "(paper: 21, 51, 101).")] = 20,
     pe: Annotated[str, typer.Option(
         metavar="NAMES",
@@ -30,9 +34,9 @@ def compare_pe(
         "or a comma list of registry names, each optionally "
         "NAME:key=value[,key=value] (e.g. ipe_inv_xpe:xpe_aggregate=mean,schedule=geometric).")] = TABLE4,
     runs: Annotated[int, typer.Option(
-        min=1, metavar="N", help="Training runs per PE, with seeds 0..N-1.")] = 3,
+        min=1, max=MAX_RUNS, metavar="N", help="Training runs per PE, with seeds 0..N-1.")] = 3,
     seeds: Annotated[int | None, typer.Option(
-        "--seeds", hidden=True, callback=deprecated("--seeds", "--runs"))] = None,
+        "--seeds", min=1, max=MAX_RUNS, hidden=True, callback=deprecated("--seeds", "--runs"))] = None,
     budget: Annotated[str, typer.Option(
         metavar="NAME",
         help="smoke, cpu (the scaled PPO protocol), paper (the published DACT/N2S recipe) or "
@@ -43,23 +47,24 @@ def compare_pe(
     backbone: Annotated[str, typer.Option(
         metavar="NAME", help="dact (Layer 1) or n2s (Layer 3, PDTSP only).")] = "dact",
     out: Annotated[Path | None, typer.Option(
-        "--out", "-o", metavar="FOLDER",
+        "--out", "-o", metavar="FOLDER", parser=output_path,
         help="Run folder (default runs/compare-pe/<problem><size>-<backbone>-<budget>); "
              "rows resume.")] = None,
     capacity: Annotated[float | None, typer.Option(
-        metavar="Q", help="CVRP, VRPTW: vehicle capacity of every generated instance (default: "
-        "the PE paper's Appendix F rule, 30 up to 20 customers; a lower one gives more "
-        "routes).")] = None,
-    test_size: Annotated[int, typer.Option(metavar="N", help="Fixed test instances.")] = 128,
+        min=1.0, max=MAX_CAPACITY, metavar="VALUE", help="CVRP, VRPTW: vehicle capacity of every "
+        "generated instance (default: the PE paper's Appendix F rule, 30 up to 20 customers; a "
+        "lower one gives more routes).")] = None,
+    test_size: Annotated[int, typer.Option(min=1, max=MAX_INSTANCES, metavar="N",
+                                           help="Fixed test instances.")] = 128,
     images: Annotated[int, typer.Option(
         min=1, max=8, metavar="N", help="Symmetric images per test instance, 1..8.")] = 1,
     augment: Annotated[int | None, typer.Option(
-        "--augment", hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
+        "--augment", min=1, max=8, hidden=True, callback=deprecated("--augment N", "--images N"))] = None,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
     executor: ExecutorName = None,
     workers: Annotated[int | None, typer.Option(
-        "--workers", min=1, metavar="N",
+        "--workers", min=1, max=MAX_JOBS, metavar="N",
         help="Worker processes of pool and of dask's LocalCluster, one (PE, seed) pair and one "
              "thread each (default 1: this process, with --threads).")] = 1,
     scheduler: Scheduler = None,

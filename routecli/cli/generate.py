@@ -10,9 +10,12 @@ import typer
 
 from routecli.cli import choices
 from routecli.cli.common import Seed, console, deprecated
-from routecli.errors import OptionError
+from routecli.cli.outputs import check_folder, check_replaceable, output_path
+from routecli.errors import InstanceFormatError, OptionError
+from routecli.limits import MAX_INSTANCES, MAX_NODES
 
 FORMATS = ("npz", "file")
+MAX_SCALE = 10**9  # coordinates in [0, 1] times this: the readers' largest number (see io.text)
 PORTGEN = "portgen"
 
 
@@ -20,16 +23,17 @@ def generate(
     problem: str = typer.Argument(..., metavar="PROBLEM",
                                   help=f"Problem: {', '.join(choices.GENERATE_PROBLEMS)}, or "
                                   "portgen (DIMACS challenge uniform TSP, --format file)."),
-    size: int = typer.Option(100, "--size", min=1, metavar="N", help="Instance size: "
+    size: int = typer.Option(100, "--size", min=1, max=MAX_NODES, metavar="N", help="Instance size: "
                              "customers (CVRP family), nodes (TSP), pickup+delivery nodes "
                              "(PDTSP) or items (KP)."),
-    size_short: int | None = typer.Option(None, "-n", min=1, hidden=True,
+    size_short: int | None = typer.Option(None, "-n", min=1, max=MAX_NODES, hidden=True,
                                           callback=deprecated("-n", "--size")),
-    size_alias: int | None = typer.Option(None, "--n", min=1, hidden=True,
+    size_alias: int | None = typer.Option(None, "--n", min=1, max=MAX_NODES, hidden=True,
                                           callback=deprecated("--n", "--size")),
-    num: int = typer.Option(1, "--num", min=1, metavar="N", help="Number of instances."),
+    num: int = typer.Option(1, "--num", min=1, max=MAX_INSTANCES, metavar="N", help="Number of instances."),
     seed: Seed = 0,
-    out: Path = typer.Option(..., "--out", "-o", metavar="PATH", help="Output .npz file "
+    out: Path = typer.Option(..., "--out", "-o", metavar="PATH", parser=output_path,
+                             help="Output .npz file "
                              "(--format npz) or folder (--format file)."),
     fmt: str = typer.Option("npz", "--format", metavar="FORMAT", help="npz (one batch for "
                             "training/evaluation) or file (one .vrp/.tsp/.kp per instance; "
@@ -41,13 +45,14 @@ def generate(
     distribution: str = typer.Option("uniform", "--distribution", metavar="NAME",
                                      help="CVRP family: " + ", ".join(choices.DISTRIBUTIONS)
                                      + " (formulas in the routecli.generate module)."),
-    scale: int = typer.Option(1000, "--scale", min=1, metavar="N", help="--format file: "
+    scale: int = typer.Option(1000, "--scale", min=1, max=MAX_SCALE, metavar="N",
+                              help="--format file: "
                               "coordinates are multiplied by this and rounded (EUC_2D files, "
                               "like CVRPLIB)."),
 ) -> None:
     """Generate seeded synthetic instances (the formulas are in the routecli.generate module)."""
-    from routecli.generate import GENERATORS, save_batch
-    from routecli.io.writers import write_instance_file
+    from routecli.generate import GENERATORS, is_batch_file, save_batch
+    from routecli.io.writers import instance_files
 
     size = next((s for s in (size_short, size_alias) if s is not None), size)
     if problem == PORTGEN:
@@ -57,20 +62,39 @@ def generate(
         raise OptionError(f"unknown problem {problem!r}; choose from {', '.join(GENERATORS)}")
     if fmt not in FORMATS:
         raise OptionError(f"--format must be npz or file, got {fmt!r}")
+    if fmt == "npz":
+        if out.suffix != ".npz":
+            raise OptionError(f"--out must end in .npz for --format npz, got {out}")
+        check_replaceable(out, None, "--out", is_batch_file)
+    else:
+        check_folder(out)
     kwargs = _problem_options(problem, capacity, distribution)
     try:
         batch = GENERATORS[problem](num, size, seed, **kwargs)
     except ValueError as exc:
         raise OptionError(str(exc)) from None
     if fmt == "npz":
-        if out.suffix != ".npz":
-            raise OptionError(f"--out must end in .npz for --format npz, got {out}")
-        out.parent.mkdir(parents=True, exist_ok=True)
         save_batch(out, problem, batch)
         console.print(f"wrote {num} {problem.upper()}-{size} instances to {out}")
         return
-    paths = [write_instance_file(out, problem, batch, i, seed, scale) for i in range(num)]
-    console.print(f"wrote {len(paths)} {problem.upper()}-{size} files to {out}/")
+    try:
+        files = instance_files(problem, batch, seed, scale)
+    except InstanceFormatError as exc:
+        raise OptionError(f"cannot generate {exc}") from None
+    write_files(out, files)
+    console.print(f"wrote {len(files)} {problem.upper()}-{size} files to {out}/")
+
+
+def write_files(folder: Path, files: list[tuple[str, str]]) -> None:
+    """Write generated instance files (name, text) into ``folder``, after checking that none
+    would replace a file routecli did not generate."""
+    from routecli.atomic import atomic_write_text
+    from routecli.io.writers import generated_by_routecli
+
+    for name, _ in files:
+        check_replaceable(folder / name, None, "--out", generated_by_routecli)
+    for name, text in files:
+        atomic_write_text(folder / name, text)
 
 
 def _problem_options(problem: str, capacity: str, distribution: str) -> dict:
@@ -79,9 +103,13 @@ def _problem_options(problem: str, capacity: str, distribution: str) -> dict:
     if problem in ("tsp", "pdtsp"):
         return {}
     if problem == "kp":
-        cap = 25.0 if capacity == "default" else _number(capacity)
+        shown = "/".join(map(str, KP_CAPACITIES))
+        try:
+            cap = 25.0 if capacity == "default" else float(capacity)
+        except ValueError:
+            cap = math.nan
         if cap not in KP_CAPACITIES:
-            raise OptionError(f"KP --capacity must be one of {KP_CAPACITIES}, got {capacity}")
+            raise OptionError(f"KP --capacity must be one of {shown}, got {capacity!r}")
         return {"capacity": cap}
     default = 50.0 if problem == "cvrp" else None  # MiLoop's CVRP; PE rule for VRPTW/PCVRP
     cap_value = {"default": default, "miloop": 50.0, "pe": None}.get(capacity)
@@ -104,12 +132,12 @@ def write_portgen(n: int, seed: int, num: int, out: Path, fmt: str) -> None:
     """``portgen N SEED`` as TSPLIB files in ``out`` (seeds SEED .. SEED + num - 1), each named
     after its DIMACS E-series instance where it is one (``--size 1000000 --seed 1000000``:
     ``E1M.0.tsp``)."""
-    from routecli.atomic import atomic_write_text
     from routecli.generate.portgen import check, portgen, portgen_name
     from routecli.io.writers import format_tsplib
 
     if fmt != "file":
         raise OptionError("portgen writes TSPLIB files: use --format file")
+    check_folder(out)
     seeds = range(seed, seed + num)
     try:
         for s in seeds:
@@ -117,7 +145,7 @@ def write_portgen(n: int, seed: int, num: int, out: Path, fmt: str) -> None:
     except ValueError as exc:
         raise OptionError(str(exc)) from None
     for s in seeds:
-        path = out / f"{portgen_name(n, s)}.tsp"
-        atomic_write_text(path, format_tsplib(f"portgen-{n}-{s}", f"portgen N={n}, seed={s}",
-                                              portgen(n, s)))
-        console.print(f"wrote {path}")
+        name = f"{portgen_name(n, s)}.tsp"
+        write_files(out, [(name, format_tsplib(f"portgen-{n}-{s}", f"portgen N={n}, seed={s}",
+                                               portgen(n, s)))])
+        console.print(f"wrote {out / name}")

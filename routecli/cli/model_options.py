@@ -97,7 +97,7 @@ def _declared(offers: list[tuple[str, CliOption]]) -> tuple[Any, Any]:
     if len(kinds) > 1:
         raise TypeError(f"{flag} is declared with the kinds {sorted(kinds)}")
     declared = typer.Option(flag, help=_help(offers), metavar=first.metavar or None,
-                            min=first.min)
+                            min=first.min, max=first.max)
     if first.kind == "bool":
         return Annotated[bool, declared], False
     values = tuple(dict.fromkeys(v for _, option in offers for v in option.choices))

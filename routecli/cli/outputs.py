@@ -1,5 +1,13 @@
-"""Where ``solve --out`` writes, decided and checked before the first instance is solved, so a
-bad ``--out`` costs the user a second, not a long solve followed by a traceback.
+"""Where commands write, decided and checked before any work, so a bad output path costs the
+user a second, not a long run followed by a traceback or a replaced file.
+
+The one guard of every path a command writes: :func:`output_path` parses each such option
+(an empty path, or a name too long for the file system, is refused as the command line is
+read), :func:`check_replaceable` checks a file (not a folder, writable, replaced only when
+routecli wrote it) and :func:`check_folder` a folder (not a file, writable, and holding
+nothing routecli would replace without having written it).
+
+Where ``solve --out`` writes:
 
 The rules: one input and ``--out`` ending in ``.sol``/``.tour`` is that file; anything else is
 a folder that gets ``<stem>.sol|.tour`` per input. A TSP or PDTSP solution is a TSPLIB tour and
@@ -14,13 +22,41 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import typer
+
 from routecli.cli.common import check_writable
-from routecli.errors import OptionError, display_path
+from routecli.errors import OptionError, display_path, excerpt
 
 if TYPE_CHECKING:
     from routecli.problems import Instance, Solution
 
 SOLUTION_SUFFIXES = (".sol", ".tour")
+NAME_MAX = 255  # bytes of one file name (Linux, macOS, Windows alike)
+PATH_MAX = 4095  # bytes of a whole path (Linux)
+
+
+def output_path(given: str | Path) -> Path:
+    """The parser of every option that names a file or folder a command writes (``--out``,
+    ``--csv``, ``--figure``): an empty name (which would mean the working folder) and a name
+    the file system cannot hold are refused as the command line is read (a default comes in
+    as a ``Path``)."""
+    text = str(given)
+    if not text.strip():
+        raise typer.BadParameter("is empty; name a file or a folder")
+    too_long = next((part for part in Path(text).parts if len(part.encode()) > NAME_MAX), None)
+    if too_long is not None or len(text.encode()) > PATH_MAX:
+        what = f"the name {excerpt(too_long)}" if too_long else "the path"
+        raise typer.BadParameter(f"{what} is longer than the file system allows "
+                                 f"({NAME_MAX} bytes a name, {PATH_MAX} a path)")
+    return Path(text)
+
+
+def check_folder(folder: Path, what: str = "--out") -> None:
+    """Refuse, before any work, an output ``folder`` that is a file or cannot be created or
+    written in (what it holds is for the command to check: its own files)."""
+    if folder.exists() and not folder.is_dir():
+        raise OptionError(f"{what} {folder} is a file, not a folder")
+    check_writable(folder / ".routecli-probe", what)
 TOUR_PROBLEMS = ("tsp", "pdtsp")  # as routecli.io.solution_suffix: these solve to a Tour
 
 
@@ -83,11 +119,12 @@ def write_target(target: Path, instance: Instance, solution: Solution) -> Path:
                           f"({exc.strerror or type(exc).__name__})") from None
 
 
-def check_replaceable(target: Path, force: bool, what: str = "--out",
+def check_replaceable(target: Path, force: bool | None, what: str = "--out",
                       written: Callable[[Path], bool] | None = None) -> None:
     """Refuse to write ``target`` if it is a folder, cannot be written, or is an existing file
-    routecli did not write (unless ``force``). ``written`` tells routecli's files of this
-    kind (default: solution files)."""
+    routecli did not write (unless ``force``; ``None``: the command has no ``--force``, the
+    user removes the file). ``written`` tells routecli's files of this kind (default:
+    solution files)."""
     from routecli.io import is_bks_source, written_by_routecli
 
     check_writable(target, what)
@@ -97,4 +134,5 @@ def check_replaceable(target: Path, force: bool, what: str = "--out",
         raise OptionError(f"{what} {display_path(target)} is the best-known solution of the "
                           "instance beside it; refusing to overwrite it (--force overwrites)")
     raise OptionError(f"{what} {display_path(target)} exists and was not written by routecli; "
-                      "refusing to overwrite it (--force overwrites)")
+                      "refusing to overwrite it (" + ("--force overwrites" if force is not None
+                                                     else "remove it or write elsewhere") + ")")

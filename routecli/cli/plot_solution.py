@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from routecli.cli.common import BKS_HELP, ROUND_HELP, check_bks, console
+from routecli.cli.common import ROUND_HELP, Bks, console
+from routecli.cli.outputs import check_replaceable, output_path
 from routecli.errors import OptionError
 
 
@@ -14,18 +15,20 @@ def solution(
     file: Path = typer.Argument(..., metavar="INSTANCE", help="Instance file (.vrp, .tsp)."),
     solution_file: Path = typer.Argument(..., metavar="SOLUTION", help="Solution file (.sol, "
                                          ".tour)."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="FILE", help="PNG file to write."),
-    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    out: Path = typer.Option(..., "--out", "-o", metavar="FILE", parser=output_path,
+                             help="PNG file to write."),
+    bks: Bks = None,
     rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
 ) -> None:
     """Draw a solution: depot marked, routes coloured, cost and gap in the title."""
     from routecli.io import best_known, read_instance, read_solution
     from routecli.plots import plot_solution
+    from routecli.plots.figure import drawn_by_routecli
     from routecli.problems import validate
 
-    check_bks(bks)
     if out.suffix.lower() != ".png":
         raise OptionError(f"--out must be a .png file, got {out}")
+    check_replaceable(out, None, "--out", drawn_by_routecli)
     instance = read_instance(file, rounding)
     sol = read_solution(solution_file, instance)
     problems = validate(instance, sol)

@@ -15,7 +15,6 @@ from routecli.cli.analyze import (
     OUT_HELP,
     SET_HELP,
     check_out,
-    check_positive,
     command_line,
     fmt,
     load,
@@ -24,12 +23,18 @@ from routecli.cli.analyze import (
     write_rows,
 )
 from routecli.cli.common import JOBS_HELP, Device, Seed, Threads, console, cpu_device
+from routecli.cli.outputs import output_path
 from routecli.cli.progress_bar import item_bar
 from routecli.errors import OptionError
+from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MAX_JOBS, MIN_FACTOR
 from routecli.resources import DEFAULT_DEVICE
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+MAX_PAIRS = 10**7  # pairs per solution and target set
+MAX_DIM = 4096  # encoding width
+MAX_HEADS = 256  # attention heads
 
 PROBE_HELP = """Spearman correlation of PE distances with the desiderata D1-D3 (PE paper Table 3).
 
@@ -62,16 +67,17 @@ def probe(
     pe: str = typer.Option("all", "--pe", metavar="NAMES", help="all, or comma-separated "
                            "encodings: " + ", ".join(choices.PE_NAMES) + "."),
     problem_set: str = typer.Option("cvrp-100", "--set", metavar="SET", help=SET_HELP + "."),
-    num: int = typer.Option(1000, "--num", min=1, metavar="N", help="Solutions to probe."),
-    pairs: int = typer.Option(1000, "--pairs", min=1, metavar="N", help="Pairs per solution "
+    num: int = typer.Option(1000, "--num", min=1, max=MAX_INSTANCES, metavar="N", help="Solutions to probe."),
+    pairs: int = typer.Option(1000, "--pairs", min=1, max=MAX_PAIRS, metavar="N", help="Pairs per solution "
                               "and target set (1,000 x 1,000 solutions = the paper's 10^6)."),
-    dim: int = typer.Option(128, "--dim", min=2, metavar="N", help="PE width (RoPE: dim / "
+    dim: int = typer.Option(128, "--dim", min=2, max=MAX_DIM, metavar="N", help="PE width (RoPE: dim / "
                             "heads per head)."),
-    heads: int = typer.Option(8, "--heads", min=1, metavar="N", help="Attention heads (ALiBi "
+    heads: int = typer.Option(8, "--heads", min=1, max=MAX_HEADS, metavar="N", help="Attention heads (ALiBi "
                               "slopes, RoPE)."),
     seed: Seed = 0,
-    ref_budget: float = typer.Option(None, "--ref-budget", metavar="FACTOR", help=BUDGET_HELP),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, metavar="N", help=JOBS_HELP),
+    ref_budget: float = typer.Option(None, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
+                                     metavar="FACTOR", help=BUDGET_HELP),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
     ipe_schedule: str = typer.Option("integer", "--ipe-schedule", metavar="NAME",
                                      help="IPE frequencies: integer harmonics, or the paper's "
                                      "geometric formula 10000^(-2k/D) (breaks circularity; for "
@@ -84,20 +90,29 @@ def probe(
                                     "|i - j| and the normalised cyclic arc."),
     threads: Threads = 1,
     device: Device = DEFAULT_DEVICE,
-    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", help=OUT_HELP),
+    out: Path = typer.Option(None, "--out", "-o", metavar="FILE", parser=output_path,
+                             help=OUT_HELP),
 ) -> None:
     import torch
 
-    from routecli.analysis.probe import REFERENCES, probe_options, probe_rows
+    from routecli.analysis.data import parse_set
+    from routecli.analysis.probe import (
+        PROBE_COLUMNS,
+        REFERENCES,
+        check_room,
+        probe_options,
+        probe_rows,
+    )
     from routecli.analysis.probe import probe as run_probe
     from routecli.pe import RouteBatch
 
     cpu_device(device, "probe")
     names = resolve_names(pe)
     name = one_set(problem_set)
-    check_out(out)
-    check_positive("--ref-budget", ref_budget)
+    check_out(out, PROBE_COLUMNS)
     options = probe_options(names, dim, heads, ipe_schedule, ipe_amplitude)
+    kind, size = parse_set(name)  # PDTSP sizes count the depot, the CVRP family's do not
+    check_room(num, size if kind == "pdtsp" else size + 1, pairs, dim, heads)
     instances, solutions = load(name, num, seed, ref_budget, jobs)
     batch = RouteBatch.from_solutions(instances, solutions)
     start = time.time()
@@ -123,7 +138,7 @@ def probe(
     write_rows(out, rows, {"command": command_line(), "seed": seed, "set": name, "num": num,
                            "pairs_per_solution": pairs, "dim": dim, "heads": heads,
                            "ipe_schedule": ipe_schedule, "ipe_amplitude": ipe_amplitude,
-                           "references": reference_settings([name], ref_budget)})
+                           "references": reference_settings([name], ref_budget)}, PROBE_COLUMNS)
 
 
 def probe_table(title: str, names: list[str]) -> Table:

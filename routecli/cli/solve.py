@@ -13,18 +13,18 @@ import typer
 
 from routecli.cli import command_started
 from routecli.cli.common import (
-    BKS_HELP,
+    Bks,
     Rounding,
-    check_bks,
     console,
     err_console,
     fmt_cost,
     fmt_gap,
 )
 from routecli.cli.model_options import RunOptions, run_options
-from routecli.cli.outputs import check_replaceable, solution_targets, write_target
+from routecli.cli.outputs import check_replaceable, output_path, solution_targets, write_target
 from routecli.cli.progress_bar import node_bar, wants_bar
 from routecli.errors import OptionError
+from routecli.results import strict_json
 from routecli.stop import Interruption, signal_exit_code
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def solve(
     files: list[Path] = typer.Argument(..., metavar="INPUT", help="Instance files (.vrp, .tsp, "
                                        "Solomon .txt) or folders (every instance file in "
                                        "them)."),
-    out: Path | None = typer.Option(None, "--out", "-o", metavar="PATH",
+    out: Path | None = typer.Option(None, "--out", "-o", metavar="PATH", parser=output_path,
                                     help="Solution file for one input (.sol for problems with "
                                     "a depot, .tour for TSP), or a folder; checked before "
                                     "solving. An existing file is replaced only if routecli "
@@ -53,10 +53,11 @@ def solve(
                                "routecli did not write, such as a published best-known .sol."),
     json_lines: bool = typer.Option(False, "--json", help="Print one JSON object per instance "
                                     "(plain numbers, gap in percent) instead of text."),
-    csv_file: Path | None = typer.Option(None, "--csv", metavar="FILE", help="Also write a "
+    csv_file: Path | None = typer.Option(None, "--csv", metavar="FILE", parser=output_path,
+                                         help="Also write a "
                                          "summary .csv, one row per instance (the --json "
                                          "fields); an existing file is replaced only if routecli wrote it."),
-    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    bks: Bks = None,
     rounding: Rounding = "file",
     *,
     options: RunOptions,
@@ -65,7 +66,6 @@ def solve(
     from routecli.io import expand_inputs, read_instance
     from routecli.solvers import make_solver, require_problem
 
-    check_bks(bks)
     if csv_file is not None:
         check_csv(csv_file, force)
     paths = expand_inputs(list(files))
@@ -80,6 +80,9 @@ def solve(
     for instance in instances:
         require_problem(solver, instance)
     targets = solution_targets(out, paths, [i.problem for i in instances], force)
+    written = {p.absolute() for p in [out, *targets] if p is not None}
+    if csv_file is not None and csv_file.absolute() in written:
+        raise OptionError(f"--csv {csv_file} is also where --out writes; name another file")
     rows: list[dict[str, Any]] = []
     mark = command_started()
     with Interruption() as interruption:  # the first signal: keep the best so far, then exit
@@ -131,7 +134,7 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
     returns its row (:data:`routecli.results.SOLVE_FIELDS`; its ``seconds`` count from the
     ``time.perf_counter()`` value ``since``, default: the solve's start)."""
     from routecli.io import best_known
-    from routecli.results import solve_record, strict_json
+    from routecli.results import solve_record
     from routecli.solvers import ran_with, run
 
     since = time.perf_counter() if since is None else since

@@ -8,25 +8,28 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_console
+from routecli.cli.outputs import check_folder, output_path
 from routecli.errors import OptionError
-from routecli.miloop.options import Distribution, Loss, Targets
+from routecli.limits import MAX_INSTANCES, MAX_JOBS, MAX_LR, MAX_STEPS
+from routecli.miloop.options import STAGE_RANGES, Distribution, Loss, Targets
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, PrecisionChoice
-from routecli.stop import MAX_SECONDS, MaxRuntime
+from routecli.stop import MAX_SECONDS
 
 if TYPE_CHECKING:
     from routecli.train.stopping import StopReason
 
 RUN_FILES = "last.pt, best.pt, log.jsonl"
 MILOOP_RUN_FILES = "last.pt, state-bf16.pt, best.pt, log.jsonl"  # with its compact state
-
-
-def _time_limit(value: float | None) -> float | None:
-    """The limit as ``solve`` checks it (0 to a week): one error line for an endless one."""
-    return None if value is None else MaxRuntime(value).seconds
+# Ranges of the training options (with the shared ones of routecli.limits)
+MIN_LR = 1e-8  # below it AdamW moves no weight measurably
+MIN_BETA, MAX_BETA = 1e-4, 100.0  # DPO's scale of the preference margin
+MAX_LAYERS = 64
+MIN_REFERENCE_SECONDS = 0.001  # nominal PyVRP seconds of one reference or label
+MAX_ACTIVATION_GB = 1e6
 
 
 TrainTimeLimit = Annotated[float | None, typer.Option(
-    "--time-limit", "-t", metavar="SECONDS", callback=_time_limit,
+    "--time-limit", "-t", min=0.0, max=MAX_SECONDS, metavar="SECONDS",
     help=f"Stop after this many wall-clock seconds, at most {MAX_SECONDS:.0f} (a week), saving "
     "last.pt (--resume continues). Ctrl-C (or SIGTERM) also stops training early and saves "
     "last.pt.")]
@@ -39,13 +42,16 @@ def when_written(files: str) -> str:
             "best.pt after each better validation")
 
 
-def run_folder(out: str | None, run_dir: str | None, default: str, resume: bool,
+def run_folder(out: Path | None, run_dir: Path | None, default: str, resume: bool,
                files: str = RUN_FILES) -> Path:
-    """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``),
-    checked (:func:`routecli.train.runlog.check_run_folder`) and said out loud."""
+    """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``): a
+    folder it can write in (:func:`routecli.cli.outputs.check_folder`), checked as a run
+    (:func:`routecli.train.runlog.check_run_folder`) and said out loud."""
     from routecli.train.runlog import check_run_folder
 
-    folder = check_run_folder(Path(out or run_dir or default), resume)
+    folder = out or run_dir or Path(default)
+    check_folder(folder)
+    check_run_folder(folder, resume)
     console.print(f"{'resuming' if resume else 'training'} in {folder}/: {when_written(files)}",
                   markup=False)
     return folder
@@ -74,20 +80,24 @@ def train(
                                          help="tsp, cvrp, pdtsp or kp.")] = "tsp",
     model: Annotated[str, typer.Option("--model", "-m", metavar="NAME", help="Policy to train: miloop.")
                      ] = "miloop",
-    out: Annotated[str | None, typer.Option(
-        "--out", "-o", metavar="FOLDER",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="FOLDER", parser=output_path,
         help=f"Run folder for {MILOOP_RUN_FILES} (default: runs/miloop-PROBLEM).")] = None,
-    run_dir: Annotated[str | None, typer.Option(
-        "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
+    run_dir: Annotated[Path | None, typer.Option(
+        "--run-dir", hidden=True, parser=output_path, callback=deprecated("--run-dir", "--out"))] = None,
     size: Annotated[int | None, typer.Option(
-        metavar="N", help="One-stage curriculum: instance size (with --steps, --batch, "
+        min=STAGE_RANGES["size"][0], max=STAGE_RANGES["size"][1], metavar="N",
+        help="One-stage curriculum: instance size (with --steps, --batch, "
         "--rollouts; instead of --curriculum).")] = None,
     steps: Annotated[int | None, typer.Option(
-        metavar="N", help="One-stage curriculum: optimiser steps.")] = None,
+        min=STAGE_RANGES["steps"][0], max=STAGE_RANGES["steps"][1], metavar="N",
+        help="One-stage curriculum: optimiser steps.")] = None,
     batch: Annotated[int | None, typer.Option(
-        metavar="N", help="One-stage curriculum: instances per step.")] = None,
+        min=STAGE_RANGES["batch"][0], max=STAGE_RANGES["batch"][1], metavar="N",
+        help="One-stage curriculum: instances per step.")] = None,
     rollouts: Annotated[int | None, typer.Option(
-        metavar="N", help="One-stage curriculum: rollouts per instance.")] = None,
+        min=STAGE_RANGES["rollouts"][0], max=STAGE_RANGES["rollouts"][1], metavar="N",
+        help="One-stage curriculum: rollouts per instance.")] = None,
     curriculum_text: Annotated[str | None, typer.Option(
         "--curriculum", metavar="STAGES",
         help="Stages size[-size]:steps:batch:rollouts[:imitation|:supervised], comma-separated "
@@ -98,42 +108,53 @@ def train(
         "before the stage and kept in --labels.")] = None,
     loss: Annotated[Loss, typer.Option(metavar="NAME",
                                        help="dpo (reference-free DPO) or reinforce.")] = "dpo",
-    beta: Annotated[float, typer.Option(metavar="X", help="DPO preference scale.")] = 0.1,
-    lr: Annotated[float, typer.Option(metavar="X", help="AdamW learning rate.")] = 1e-4,
+    beta: Annotated[float, typer.Option(min=MIN_BETA, max=MAX_BETA, metavar="X",
+                                        help="DPO preference scale.")] = 0.1,
+    lr: Annotated[float, typer.Option(min=MIN_LR, max=MAX_LR, metavar="X",
+                                      help="AdamW learning rate.")] = 1e-4,
     decay_at: Annotated[float, typer.Option(
-        metavar="SHARE", help="Share of the steps after which the learning rate drops x0.1.")
+        min=0.0, max=1.0, metavar="SHARE",
+        help="Share of the steps after which the learning rate drops x0.1.")
     ] = 0.918,
     warmup_steps: Annotated[int, typer.Option(
-        min=0, metavar="N", help="Raise the learning rate linearly over the first N steps (0: "
+        min=0, max=MAX_STEPS, metavar="N", help="Raise the learning rate linearly over the first N steps (0: "
         "none, the paper's recipe). With --init, a fresh AdamW otherwise moves every weight by "
         "about --lr in its first steps, whatever the gradient.")] = 0,
-    layers: Annotated[int, typer.Option(metavar="N", help="AAFM layers.")] = 3,
+    layers: Annotated[int, typer.Option(min=1, max=MAX_LAYERS, metavar="N",
+                                        help="AAFM layers.")] = 3,
     fusion: Annotated[bool, typer.Option(help="Memory fusion (Eq. 4).")] = True,
     gated: Annotated[bool, typer.Option(help="Gated memory update (Eq. 6-7).")] = True,
     memory: Annotated[bool, typer.Option(help="Carry memory across steps.")] = True,
     val_size: Annotated[int | None, typer.Option(
-        metavar="N", help="Validation instance size (default: the size of the last "
-        "curriculum stage, the one training ends on).")] = None,
+        min=STAGE_RANGES["size"][0], max=STAGE_RANGES["size"][1], metavar="N",
+        help="Validation instance size (default: the size of the last curriculum stage, the "
+        "one training ends on).")] = None,
     kp_capacity: Annotated[str, typer.Option(
         metavar="C[,C...]", help="KP training capacities, used in turn step by step "
         "(validation cycles through 10, 25, 50, 100).")] = "25",
-    val_instances: Annotated[int, typer.Option(metavar="N", help="Validation instances.")] = 64,
-    val_every: Annotated[int, typer.Option(metavar="N", help="Validate every N steps.")] = 200,
+    val_instances: Annotated[int, typer.Option(min=1, max=MAX_INSTANCES, metavar="N",
+                                               help="Validation instances.")] = 64,
+    val_every: Annotated[int, typer.Option(min=1, max=MAX_STEPS, metavar="N",
+                                           help="Validate every N steps.")] = 200,
     val_time_limit: Annotated[float, typer.Option(
-        metavar="SECONDS", help="PyVRP budget per validation reference, in seconds of a quiet "
+        min=MIN_REFERENCE_SECONDS, max=MAX_SECONDS, metavar="SECONDS",
+        help="PyVRP budget per validation reference, in seconds of a quiet "
         "core: run as the iteration count a quiet core makes in that time, so references do "
         "not depend on machine load.")] = 1.0,
     label_time_limit: Annotated[float, typer.Option(
-        metavar="SECONDS", help="PyVRP budget per label in imitation and supervised stages, "
+        min=MIN_REFERENCE_SECONDS, max=MAX_SECONDS, metavar="SECONDS",
+        help="PyVRP budget per label in imitation and supervised stages, "
         "in seconds of a quiet core (an iteration count, as for validation).")
     ] = 0.1,
-    labels: Annotated[str, typer.Option(
-        metavar="FOLDER", help="Label stores of supervised stages (committed chunks), reused by later runs.")
-    ] = "data/labels",
+    labels: Annotated[Path, typer.Option(
+        metavar="FOLDER", parser=output_path,
+        help="Label stores of supervised stages (committed chunks), reused by later runs.")
+    ] = Path("data/labels"),
     label_instances: Annotated[int, typer.Option(
-        min=1, metavar="N", help="Labelled instances per size in a supervised stage.")] = 1000,
+        min=1, max=MAX_INSTANCES, metavar="N",
+        help="Labelled instances per size in a supervised stage.")] = 1000,
     label_jobs: Annotated[int, typer.Option(
-        min=1, metavar="N", help="Processes labelling a pool.")] = 1,
+        min=1, max=MAX_JOBS, metavar="N", help="Processes labelling a pool.")] = 1,
     targets: Annotated[Targets, typer.Option(
         metavar="NAME", help="Teacher forcing towards the label's action (label) or towards "
         "every action as good as it (equivalent: any end of a route the label has not started "
@@ -151,11 +172,13 @@ def train(
         help="Fuse the policy's elementwise work with torch.compile on CPU (needs a C++ "
         "compiler; without one it runs eagerly, with a warning).")] = True,
     activation_gb: Annotated[float, typer.Option(
-        metavar="GB", help="Recompute activations in backward when a step would keep more.")
+        min=0.0, max=MAX_ACTIVATION_GB, metavar="GB",
+        help="Recompute activations in backward when a step would keep more.")
     ] = 8.0,
     checkpoint_every: Annotated[float, typer.Option(
-        metavar="SECONDS", help="Seconds between last.pt writes.")] = 120.0,
-    log_every: Annotated[int, typer.Option(metavar="N",
+        min=0.0, max=MAX_SECONDS, metavar="SECONDS",
+        help="Seconds between last.pt writes.")] = 120.0,
+    log_every: Annotated[int, typer.Option(min=1, max=MAX_STEPS, metavar="N",
                                            help="Log and show progress every N steps.")] = 10,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
@@ -181,7 +204,7 @@ def train(
                       kp_capacities=kp_capacities(kp_capacity),
                       val_size=val_size or stages[-1].size,
                       val_every=val_every, val_time_limit=val_time_limit,
-                      label_time_limit=label_time_limit, labels=labels,
+                      label_time_limit=label_time_limit, labels=str(labels),
                       label_instances=label_instances, label_jobs=label_jobs,
                       distribution=distribution, precision=precision, compile=compile,
                       activation_gb=activation_gb,

@@ -3,61 +3,87 @@ gradient (:mod:`routecli.nds.train`). Register with ``app.command("train-nds")(t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from routecli.cli import choices
 from routecli.cli.common import Device, Seed, Threads, deprecated
+from routecli.cli.outputs import output_path
 from routecli.cli.train import RUN_FILES, TrainTimeLimit, report_stop, run_folder
+from routecli.limits import (
+    MAX_BATCH,
+    MAX_INSTANCES,
+    MAX_LR,
+    MAX_NODES,
+    MAX_ROLLOUTS,
+    MAX_STEPS,
+)
 from routecli.nds.options import PROBLEMS, Problem, Reward
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS
+from routecli.stop import MAX_SECONDS
 
 
 def train_nds(
     problem: Annotated[Problem, typer.Option(
         metavar="NAME", help=", ".join(PROBLEMS) + ".")] = "cvrp",
-    size: Annotated[int, typer.Option(metavar="N", help="Customers per training instance.")
-                    ] = 100,
+    size: Annotated[int, typer.Option(min=2, max=MAX_NODES, metavar="N",
+                                      help="Customers per training instance.")] = 100,
     pe: Annotated[str | None, typer.Option(
         metavar="NAME", help="Positional encoding (default: ipe_inv_xpe for CVRP, ipe_xpe "
         "otherwise): " + ", ".join(choices.PE_NAMES) + ".")] = None,
-    out: Annotated[str | None, typer.Option(
-        "--out", "-o", metavar="FOLDER",
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", metavar="FOLDER", parser=output_path,
         help=f"Run folder for {RUN_FILES} (default: runs/nds-PROBLEM).")] = None,
-    run_dir: Annotated[str | None, typer.Option(
-        "--run-dir", hidden=True, callback=deprecated("--run-dir", "--out"))] = None,
-    steps: Annotated[int, typer.Option(metavar="N", help="Optimiser steps.")] = 20_000,
-    batch: Annotated[int, typer.Option(metavar="N", help="Instances per step.")] = 8,
-    rollouts: Annotated[int, typer.Option(metavar="N", help="Rollouts per instance.")] = 32,
-    remove: Annotated[int, typer.Option(metavar="N", help="Customers removed per rollout.")
+    run_dir: Annotated[Path | None, typer.Option(
+        "--run-dir", hidden=True, parser=output_path, callback=deprecated("--run-dir", "--out"))] = None,
+    steps: Annotated[int, typer.Option(min=1, max=MAX_STEPS, metavar="N",
+                                       help="Optimiser steps.")] = 20_000,
+    batch: Annotated[int, typer.Option(min=1, max=MAX_BATCH, metavar="N",
+                                       help="Instances per step.")] = 8,
+    rollouts: Annotated[int, typer.Option(min=2, max=MAX_ROLLOUTS, metavar="N",
+                                          help="Rollouts per instance (the best one wins).")
+                        ] = 32,
+    remove: Annotated[int, typer.Option(min=1, max=MAX_NODES, metavar="N",
+                                        help="Customers removed per rollout, below --size.")
                       ] = 15,
     episode: Annotated[int, typer.Option(
-        metavar="N", help="Search iterations per batch of instances.")] = 60,
+        min=1, max=MAX_STEPS, metavar="N", help="Search iterations per batch of instances.")
+    ] = 60,
     burn_in: Annotated[int, typer.Option(
-        metavar="N", help="Search iterations at the start of each episode that train nothing "
+        min=0, max=MAX_STEPS, metavar="N",
+        help="Search iterations at the start of each episode that train nothing "
         "(the policy only searches).")] = 10,
     warmup: Annotated[int | None, typer.Option(
-        "--warmup", hidden=True, callback=deprecated("--warmup", "--burn-in"))] = None,
-    lr: Annotated[float, typer.Option(metavar="X", help="AdamW learning rate.")] = 1e-4,
+        "--warmup", min=0, max=MAX_STEPS, hidden=True,
+        callback=deprecated("--warmup", "--burn-in"))] = None,
+    lr: Annotated[float, typer.Option(min=0.0, max=MAX_LR, metavar="X",
+                                      help="AdamW learning rate.")] = 1e-4,
     bias_lr: Annotated[float | None, typer.Option(
-        metavar="X", help="Learning rate of the decoder's distance bias (default: --lr; with "
+        min=0.0, max=MAX_LR, metavar="X",
+        help="Learning rate of the decoder's distance bias (default: --lr; with "
         "--lr 0 only the bias trains).")] = None,
     reward: Annotated[Reward, typer.Option(
         metavar="NAME", help="clipped (max(0, improvement), Appendix B) or delta (signed "
         "improvement).")] = "clipped",
     teacher_steps: Annotated[int, typer.Option(
-        metavar="N", help="Warm start: the first N steps imitate the best of the string "
+        min=0, max=MAX_STEPS, metavar="N",
+        help="Warm start: the first N steps imitate the best of the string "
         "removals (SISR-style) instead of sampling the policy.")] = 0,
     init: Annotated[str | None, typer.Option(
         metavar="FILE", help="Start from this policy checkpoint's weights (e.g. "
         "routecli/checkpoints/nds-cvrp.pt).")] = None,
-    val_every: Annotated[int, typer.Option(metavar="N", help="Validate every N steps.")] = 300,
-    val_instances: Annotated[int, typer.Option(metavar="N", help="Validation instances.")] = 4,
+    val_every: Annotated[int, typer.Option(min=1, max=MAX_STEPS, metavar="N",
+                                           help="Validate every N steps.")] = 300,
+    val_instances: Annotated[int, typer.Option(min=1, max=MAX_INSTANCES, metavar="N",
+                                               help="Validation instances.")] = 4,
     val_iterations: Annotated[int, typer.Option(
-        metavar="N", help="Search iterations per validation instance.")] = 40,
+        min=1, max=MAX_STEPS, metavar="N", help="Search iterations per validation instance.")
+    ] = 40,
     checkpoint_every: Annotated[float, typer.Option(
-        metavar="SECONDS", help="Seconds between last.pt writes.")] = 120.0,
+        min=0.0, max=MAX_SECONDS, metavar="SECONDS", help="Seconds between last.pt writes.")
+    ] = 120.0,
     threads: Threads = DEFAULT_THREADS,
     device: Device = DEFAULT_DEVICE,
     seed: Seed = 0,

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from routecli.cli.common import BKS_HELP, ROUND_HELP, check_bks, console, fmt_cost, fmt_gap
+from routecli.cli.common import ROUND_HELP, Bks, console, fmt_cost, fmt_gap
 
 
 def validate(
@@ -18,7 +18,7 @@ def validate(
     solution_file: Path = typer.Argument(..., metavar="SOLUTION", help="Solution file: a "
                                          "CVRPLIB .sol (problems with a depot) or a TSPLIB "
                                          ".tour (TSP)."),
-    bks: float | None = typer.Option(None, "--bks", metavar="COST", help=BKS_HELP),
+    bks: Bks = None,
     rounding: str = typer.Option("file", "--round", metavar="RULE", help=ROUND_HELP),
     json_line: bool = typer.Option(False, "--json", help="Print one JSON object (plain "
                                    "numbers, gap in percent, null for an undefined number) "
@@ -26,7 +26,6 @@ def validate(
 ) -> None:
     """Check a solution: cost under the instance's distance rule, every violated constraint,
     gap to the best-known value. Exit code 0 feasible, 1 infeasible, 2 unreadable input."""
-    check_bks(bks)
     report = check_solution(instance_file, solution_file, bks, rounding)
     if json_line:
         from routecli.results import strict_json
@@ -40,7 +39,9 @@ def validate(
 
 def check_solution(instance_file: Path, solution_file: Path, bks: float | None,
                    rounding: str) -> dict[str, Any]:
-    """What ``validate`` reports, as plain values (the ``--json`` object)."""
+    """What ``validate`` reports, as plain values (the ``--json`` object, with the routecli
+    version that checked it, as ``solve --json`` records the one that solved)."""
+    from routecli import __version__
     from routecli.io import best_known, read_instance
     from routecli.io.solutions import read_solution_and_cost
     from routecli.problems import cost, gap, validate
@@ -60,7 +61,7 @@ def check_solution(instance_file: Path, solution_file: Path, bks: float | None,
             # The gap of an infeasible solution compares it with solutions it does not compete with.
             "gap_pct": (gap(value, reference, instance.sense) if feasible and reference is not None
                         else None),
-            "feasible": feasible, "violations": violations}
+            "feasible": feasible, "violations": violations, "routecli_version": __version__}
 
 
 def print_report(r: dict[str, Any]) -> None:

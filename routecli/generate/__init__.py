@@ -27,9 +27,19 @@ from __future__ import annotations
 import numpy as np
 
 from routecli.baselines.construction import nearest_neighbour_paths
-from routecli.generate.batch import batch_instances, load_batch, save_batch
+from routecli.generate.batch import batch_instances, is_batch_file, load_batch, save_batch
+from routecli.resources import require_memory
 
 KP_CAPACITIES = (10, 25, 50, 100)
+# Peak bytes per node while a batch is drawn: VRPTW, the largest, holds about a dozen float64
+# arrays of [B, n] at once (locations, demands, windows, their temporaries).
+NODE_BYTES = 200
+
+
+def check_room(num: int, nodes: int, what: str) -> None:
+    """Refuse a batch of ``num`` instances of ``nodes`` nodes that would not fit in memory."""
+    require_memory(num * nodes * NODE_BYTES, f"generating {num:,} {what} instance"
+                   f"{'s' * (num != 1)} of {nodes:,} nodes")
 MILOOP_CVRP_CAPACITY = 50
 VRPTW_HORIZON = 4.6
 
@@ -100,6 +110,9 @@ DISTRIBUTIONS = tuple(LOCATIONS)  # of CVRP-family locations
 
 
 def tsp(num: int, n: int, seed: int) -> dict[str, np.ndarray]:
+    if n < 2:
+        raise ValueError(f"a TSP needs at least 2 nodes, got {n}")
+    check_room(num, n, "TSP")
     rng = np.random.default_rng(seed)
     return {"locs": uniform_locations(rng, num, n)}
 
@@ -107,6 +120,7 @@ def tsp(num: int, n: int, seed: int) -> dict[str, np.ndarray]:
 def cvrp(num: int, n: int, seed: int, capacity: float | None = MILOOP_CVRP_CAPACITY,
          distribution: str = "uniform") -> dict[str, np.ndarray]:
     """``n`` customers; ``capacity=None`` uses :func:`pe_capacity`."""
+    check_room(num, n + 1, "CVRP-family")
     rng = np.random.default_rng(seed)
     if distribution not in LOCATIONS:
         raise ValueError(f"unknown distribution {distribution!r}; expected "
@@ -115,6 +129,9 @@ def cvrp(num: int, n: int, seed: int, capacity: float | None = MILOOP_CVRP_CAPAC
     demand = rng.integers(1, 10, size=(num, n + 1))
     demand[:, 0] = 0
     cap = pe_capacity(n) if capacity is None else capacity
+    if num and n and cap < demand.max():
+        raise ValueError(f"capacity {cap:g} is below a demand of {demand.max()} (demands are "
+                         "1 to 9): no route could serve it")
     return {"locs": locs, "demand": demand, "capacity": np.full(num, float(cap))}
 
 
@@ -178,11 +195,13 @@ def pdtsp(num: int, n: int, seed: int) -> dict[str, np.ndarray]:
     """``n`` (even) pickup and delivery nodes plus the depot."""
     if n % 2:
         raise ValueError(f"PDTSP needs an even number of pickup/delivery nodes, got {n}")
+    check_room(num, n + 1, "PDTSP")
     rng = np.random.default_rng(seed)
     return {"locs": uniform_locations(rng, num, n + 1)}
 
 
 def kp(num: int, n: int, seed: int, capacity: float = 25) -> dict[str, np.ndarray]:
+    check_room(num, n, "KP")
     rng = np.random.default_rng(seed)
     return {"weights": rng.random((num, n)), "values": rng.random((num, n)),
             "capacity": np.full(num, float(capacity))}
@@ -191,6 +210,6 @@ def kp(num: int, n: int, seed: int, capacity: float = 25) -> dict[str, np.ndarra
 GENERATORS = {"tsp": tsp, "cvrp": cvrp, "vrptw": vrptw, "pcvrp": pcvrp, "pdtsp": pdtsp, "kp": kp}
 
 __all__ = ["DISTRIBUTIONS", "GENERATORS", "KP_CAPACITIES", "MILOOP_CVRP_CAPACITY",
-           "batch_instances", "clustered_locations", "cvrp", "explosion_locations", "kp",
+           "batch_instances", "clustered_locations", "cvrp", "explosion_locations", "is_batch_file", "kp",
            "load_batch", "mixed_locations", "pcvrp", "pdtsp", "pe_capacity", "save_batch", "tsp",
            "uniform_locations", "vrptw"]

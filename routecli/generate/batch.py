@@ -30,6 +30,15 @@ def save_batch(path: str | Path, problem: str, batch: dict[str, np.ndarray]) -> 
     tmp.replace(path)
 
 
+def is_batch_file(path: str | Path) -> bool:
+    """Whether ``path`` is a batch :func:`save_batch` wrote (an ``.npz`` with a ``problem``)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return "problem" in data.files
+    except (OSError, ValueError, EOFError):
+        return False
+
+
 def load_batch(path: str | Path) -> tuple[str, dict[str, np.ndarray]]:
     with np.load(path, allow_pickle=False) as data:
         problem = str(data["problem"])

@@ -75,8 +75,8 @@ class ImitationConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.epsilon <= 1.0:
             raise ValueError(f"epsilon must be in [0, 1], got {self.epsilon}")
-        if not self.lr > 0.0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if not 0.0 < self.lr <= 1.0:
+            raise ValueError(f"lr must be in (0, 1], got {self.lr}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -23,6 +23,7 @@ improving move of every state the policy visited (:func:`imitation_segment`).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -38,6 +39,7 @@ from routecli.improve.env import Env, Instances, Observation, initial_orders, ma
 from routecli.improve.model import DACT, Decision, categorical
 from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_tour_costs, unflatten_move
 from routecli.improve.options import BF16_ON_CPU
+from routecli.limits import MAX_STEPS
 from routecli.nn.device import generator as seeded_generator
 from routecli.nn.device import mixed_precision
 from routecli.problems.geometry import augment8
@@ -78,6 +80,27 @@ class PPOConfig:
     curriculum: int = 50
     imitation: int = 0  # first epochs: imitate best improvement instead of PPO (not DACT's)
     imitation_temperature: float = 0.0  # > 0: soft targets over every move (imitation_segment)
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batches", "batch_size", "t_train", "n_step", "k_epochs"):
+            if not 1 <= getattr(self, name) <= MAX_STEPS:
+                raise ValueError(f"{name} must be from 1 to {MAX_STEPS:,}, got "
+                                 f"{getattr(self, name)}")
+        for name in ("curriculum", "imitation"):
+            if not 0 <= getattr(self, name) <= MAX_STEPS:
+                raise ValueError(f"{name} must be from 0 to {MAX_STEPS:,}, got "
+                                 f"{getattr(self, name)}")
+        shares = {"eps_clip": self.eps_clip, "gamma": self.gamma, "lr_decay": self.lr_decay,
+                  "lr_actor": self.lr_actor, "lr_critic": self.lr_critic}
+        for name, value in shares.items():
+            if not 0.0 < value <= 1.0:
+                raise ValueError(f"{name} must be in (0, 1], got {value}")
+        if not 0.0 < self.max_grad_norm < math.inf:
+            raise ValueError(f"max_grad_norm must be positive and finite, got "
+                             f"{self.max_grad_norm}")
+        if not 0.0 <= self.imitation_temperature < math.inf:
+            raise ValueError(f"imitation_temperature must be >= 0 and finite, got "
+                             f"{self.imitation_temperature}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

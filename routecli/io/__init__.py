@@ -42,10 +42,16 @@ def round_rule(option: str | None) -> str | None:
 
 def read_instance(path: str | Path, rounding: str | None = None) -> Instance:
     """Read any supported instance file; ``rounding`` as the CLI's ``--round``."""
-    rule = round_rule(rounding)
     p = Path(path)
-    source = display_path(p)
-    text = read_text(p)
+    return instance_from_text(read_text(p), display_path(p), rounding)
+
+
+def instance_from_text(text: str, source: str, rounding: str | None = None) -> Instance:
+    """The instance of the ``text`` of the file named ``source`` (its suffix picks the
+    reader, as for :func:`read_instance`, which shares this rule with the writers'
+    read-back)."""
+    rule = round_rule(rounding)
+    p = Path(source)
     kind = declared_type(text)
     if p.suffix.lower() == ".tsp" or kind == "TSP":
         return tsp_from_text(text, source, rule)
@@ -75,6 +81,6 @@ def expand_inputs(paths: list[str | Path]) -> list[Path]:
 
 __all__ = [
     "INSTANCE_SUFFIXES", "ROUND_CHOICES", "best_known", "expand_inputs",
-    "folder_instances", "is_bks_source", "read_instance", "read_solution", "registry",
+    "folder_instances", "instance_from_text", "is_bks_source", "read_instance", "read_solution", "registry",
     "solution_suffix", "write_solution", "written_by_routecli",
 ]

@@ -22,6 +22,7 @@ from routecli.io.text import (
     Spec,
     check_single_depot,
     check_values,
+    coordinate_metric,
     dimension,
     first_row,
     magnitude_bound,
@@ -30,7 +31,7 @@ from routecli.io.text import (
     parse_number,
 )
 from routecli.io.tsplib import edge_weight_rule, instance_metric
-from routecli.problems import CVRPInstance, Instance, Metric, PCVRPInstance, VRPTWInstance
+from routecli.problems import CVRPInstance, Instance, PCVRPInstance, VRPTWInstance
 
 SPEC_KEYS = {
     "NAME", "COMMENT", "TYPE", "DIMENSION", "CAPACITY", "EDGE_WEIGHT_TYPE", "EDGE_WEIGHT_FORMAT",
@@ -227,6 +228,7 @@ def solomon_from_text(text: str, source: str, round_rule: str | None = None) -> 
     capacity = _capacity(vehicles.rows[0][1], f"line {lines[3][0]}: CAPACITY", n, source)
     _check_fits((values[:, 2:3], node_lines), capacity, "CUSTOMER", source, first_id=0)
     _check_windows((values[:, 3:5], node_lines), "CUSTOMER", source, first_id=0)
-    metric = Metric(round_rule or "exact", coords=values[:, :2])
+    metric = coordinate_metric(round_rule or "exact", values[:, :2], node_lines, "CUSTOMER",
+                               source, first_id=0)
     return VRPTWInstance(lines[0][1], metric, values[:, 2], capacity, values[:, 3], values[:, 4],
                          values[:, 5], vehicles=int(count))

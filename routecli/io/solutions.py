@@ -106,7 +106,10 @@ def parse_sol(path: str | Path) -> tuple[Routes, float | None]:
             routes.append(parse_ids(rest, where, source))
             continue
         line = line.strip()
-        if word == "cost" and cost is None:
+        if word == "cost":
+            if cost is not None:
+                raise InstanceFormatError(f"{source}: {where}: a second Cost line; a solution "
+                                          "states its cost once")
             cost = stated_number(line[len(line.split()[0]):].lstrip(" :\t"), "Cost", where, source)
         else:
             raise InstanceFormatError(f"{source}: {where}: cannot read {excerpt(line)} "
@@ -130,6 +133,7 @@ def parse_selection(path: str | Path, items: int) -> tuple[Selection, float | No
     source = display_path(path)
     chosen: list[np.ndarray] = []
     value: float | None = None
+    stated: dict[str, int] = {}  # the line of each of Value and Weight
     found = False
     for number, line in text_lines(path):
         line = line.strip()
@@ -142,9 +146,13 @@ def parse_selection(path: str | Path, items: int) -> tuple[Selection, float | No
             chosen.append(parse_ids(rest, where, source))
             found = True
         elif word in ("value", "weight"):
-            stated = stated_number(line[len(line.split()[0]):].lstrip(" :\t"), word.title(),
-                                   where, source)
-            value = stated if word == "value" else value
+            if word in stated:
+                raise InstanceFormatError(f"{source}: {where}: a second {word.title()} line "
+                                          f"(the first is line {stated[word]})")
+            stated[word] = number
+            number_stated = stated_number(line[len(line.split()[0]):].lstrip(" :\t"),
+                                          word.title(), where, source)
+            value = number_stated if word == "value" else value
         else:
             raise InstanceFormatError(f"{source}: {where}: cannot read {excerpt(line)} "
                                       "(expected 'Items: ids', 'Value v' or 'Weight w')")

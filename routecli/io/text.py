@@ -20,6 +20,7 @@ import numpy as np
 
 from routecli.errors import InstanceFormatError, display_path, excerpt
 from routecli.io.sources import no_such_file
+from routecli.problems import Metric
 
 # Largest |value| of a coordinate, edge weight, demand, capacity, time or prize. A solution of an
 # n-node instance has at most 2n edges (one-customer routes), each at most 2*sqrt(2)*bound + 1
@@ -56,7 +57,8 @@ def _decode(raw: bytes) -> str:
 
 
 def read_text(path: str | Path) -> str:
-    """File contents as text (without a byte-order mark); a clear error for missing, empty or
+    """File contents as text (without a byte-order mark, every line ending a ``\\n``: CR LF of
+    Windows and the lone CR of classic Mac files alike); a clear error for missing, empty or
     binary files and folders."""
     shown = _checked_path(path)
     raw = Path(path).read_bytes()
@@ -64,7 +66,7 @@ def read_text(path: str | Path) -> str:
         raise InstanceFormatError(f"{shown}: the file is empty")
     if b"\x00" in raw:
         raise InstanceFormatError(f"{shown}: binary data, not a TSPLIB/VRPLIB text file")
-    return _decode(raw).removeprefix(BOM)
+    return _decode(raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")).removeprefix(BOM)
 
 
 def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
@@ -72,16 +74,23 @@ def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     hundreds of MB), with the checks of :func:`read_text`; an empty file fails at its end."""
     shown = _checked_path(path)
     blank = True
+    number = 0
     with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if b"\x00" in raw:
-                raise InstanceFormatError(f"{shown}: line {number}: binary data, not a text file")
-            line = _decode(raw)
+        for raw in fh:
+            # a lone CR ends a line too (classic Mac files): such a file is one "line" here
+            pieces = raw.rstrip(b"\n").removesuffix(b"\r").split(b"\r") if b"\r" in raw \
+                else [raw]
             del raw  # one copy of a long line at a time
-            if number == 1:
-                line = line.removeprefix(BOM)
-            blank = blank and not line.strip()
-            yield number, line
+            for piece in pieces:
+                number += 1
+                if b"\x00" in piece:
+                    raise InstanceFormatError(f"{shown}: line {number}: binary data, not a "
+                                              "text file")
+                line = _decode(piece)
+                if number == 1:
+                    line = line.removeprefix(BOM)
+                blank = blank and not line.strip()
+                yield number, line
     if blank:
         raise InstanceFormatError(f"{shown}: the file is empty")
 
@@ -295,6 +304,28 @@ def check_values(values: np.ndarray, row_lines: np.ndarray, section: str, column
     if nonnegative and value < 0:
         raise InstanceFormatError(f"{where}; {name} must be >= 0")
     raise InstanceFormatError(f"{where}; |{name}| must be <= {bound:g} {EXACT}")
+
+
+# GEO coordinates are DDD.MM (degrees, then minutes as the first two decimals): within these
+# degrees of latitude (x) and longitude (y), or not a place on the TSPLIB sphere.
+GEO_LIMITS = (90.0, 180.0)
+
+
+def coordinate_metric(rule: str, coords: np.ndarray, node_lines: np.ndarray, section: str,
+                      source: str, first_id: int = 1) -> Metric:
+    """The metric of checked coordinates ``[n, 2]`` under ``rule``; for ``geo`` (the file's
+    EDGE_WEIGHT_TYPE or ``--round geo``) each must be a latitude and a longitude."""
+    if rule == "geo":
+        degrees = np.trunc(coords) + 5.0 * (coords - np.trunc(coords)) / 3.0
+        bad = np.abs(degrees) > np.array(GEO_LIMITS)
+        if bad.any():
+            node, col = (int(k) for k in np.argwhere(bad)[0])
+            what = ("latitude", "longitude")[col]
+            raise InstanceFormatError(
+                f"{source}: line {node_lines[node]}: {section}: {what} of node {node + first_id} "
+                f"is {coords[node, col]:g}; GEO coordinates are DDD.MM degrees within "
+                f"±{GEO_LIMITS[col]:g}")
+    return Metric(rule, coords=coords)
 
 
 def check_single_depot(sections: dict[str, Section], source: str) -> None:

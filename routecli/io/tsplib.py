@@ -21,6 +21,7 @@ from routecli.io.text import (
     Section,
     Spec,
     check_values,
+    coordinate_metric,
     dimension,
     magnitude_bound,
     node_table,
@@ -50,11 +51,12 @@ COORD_SECTIONS = ("NODE_COORD_SECTION", "DISPLAY_DATA_SECTION")  # the first one
 WRITER_MARK = "written by routecli"  # in every solution file routecli writes (see is_bks_source)
 
 
-def node_coords(section: Section, n: int, source: str) -> np.ndarray:
-    """``[n, 2]`` coordinates from rows ``id x y`` (ids 1..n in any order), each checked."""
+def node_coords(section: Section, n: int, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """``[n, 2]`` coordinates from rows ``id x y`` (ids 1..n in any order), each checked, and
+    the line of each node's row ``[n]``."""
     coords, lines = node_table(section, n, ("x", "y"), source)
     check_values(coords, lines, section.name, ("x", "y"), source, nonnegative=False)
-    return coords
+    return coords, lines
 
 
 def values_needed(n: int, fmt: str, source: str) -> int:
@@ -183,7 +185,9 @@ def instance_metric(spec: dict[str, Spec], sections: dict[str, Section], n: int,
     has a NODE_COORD_SECTION; without one ``--round`` has nothing to measure). Every coordinate
     section is checked, the display-only DISPLAY_DATA_SECTION too; a matrix in a coordinate file
     is refused rather than ignored."""
-    coords = {key: node_coords(sections[key], n, source) for key in COORD_SECTIONS if key in sections}
+    tables = {key: node_coords(sections[key], n, source) for key in COORD_SECTIONS
+              if key in sections}
+    coords = {key: values for key, (values, _) in tables.items()}
     if ewt == "EXPLICIT" and round_rule is None:
         shown = next((coords[key] for key in COORD_SECTIONS if key in coords), None)
         return explicit_metric(spec, sections, n, shown, source)
@@ -196,7 +200,7 @@ def instance_metric(spec: dict[str, Spec], sections: dict[str, Section], n: int,
     if "NODE_COORD_SECTION" not in coords:
         raise InstanceFormatError(f"{source}: missing NODE_COORD_SECTION")
     rule = round_rule or ("exact" if ewt == "EXACT_2D" else EDGE_WEIGHT_RULES[ewt])
-    return Metric(rule, coords=coords["NODE_COORD_SECTION"])
+    return coordinate_metric(rule, *tables["NODE_COORD_SECTION"], "NODE_COORD_SECTION", source)
 
 
 def tsp_from_text(text: str, source: str, round_rule: str | None = None) -> TSPInstance:
@@ -213,13 +217,16 @@ def tsp_from_text(text: str, source: str, round_rule: str | None = None) -> TSPI
 
 def read_tour(path: str | Path, n: int | None = None) -> np.ndarray:
     """0-based node order from a TSPLIB ``.tour`` file (TOUR_SECTION, ends with -1). With ``n``
-    (the instance's node count) every id must lie in 1..n; whether each node appears once is for
-    validation to report, as for routes. Without ``n`` the count must match the file's
-    DIMENSION."""
+    (the instance's node count) every id must lie in 1..n and a DIMENSION, if given, must be
+    ``n`` (a tour of another instance); whether each node appears once is for validation to
+    report, as for routes. Without ``n`` the count must match the file's DIMENSION."""
     source = display_path(path)
     spec, sections = parse(read_text(path), source, SPEC_KEYS, SECTION_KEYS)
     if "TOUR_SECTION" not in sections:
         raise InstanceFormatError(f"{source}: missing TOUR_SECTION")
+    if n is not None and "DIMENSION" in spec and dimension(spec, source) != n:
+        raise InstanceFormatError(f"{source}: line {spec['DIMENSION'].line}: DIMENSION "
+                                  f"{dimension(spec, source)} is not the instance's {n} nodes")
     section = sections["TOUR_SECTION"]
     values = section.values(source)
     cut = np.flatnonzero(values == -1)

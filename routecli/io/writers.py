@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from routecli.atomic import atomic_write_text
 from routecli.io.kp import format_kp
+
+# The COMMENT every generated file starts with (``portgen``: the DIMACS generator's files)
+GENERATED_MARKS = ("COMMENT : routecli generate", "COMMENT : portgen N=")
 
 
 def _rows(values: np.ndarray) -> str:
@@ -22,10 +24,11 @@ def _rows(values: np.ndarray) -> str:
 
 
 def format_vrplib(name: str, comment: str, kind: str, coords: np.ndarray, demand: np.ndarray,
-                  capacity: int, windows: np.ndarray | None = None,
+                  capacity: float, windows: np.ndarray | None = None,
                   service: np.ndarray | None = None, prize: np.ndarray | None = None) -> str:
     parts = [f"NAME : {name}", f"COMMENT : {comment}", f"TYPE : {kind}",
-             f"DIMENSION : {len(coords)}", "EDGE_WEIGHT_TYPE : EUC_2D", f"CAPACITY : {capacity}",
+             f"DIMENSION : {len(coords)}", "EDGE_WEIGHT_TYPE : EUC_2D",
+             f"CAPACITY : {int(capacity) if capacity.is_integer() else repr(capacity)}",
              "NODE_COORD_SECTION", _rows(coords), "DEMAND_SECTION", _rows(demand)]
     if windows is not None and service is not None:
         parts += ["TIME_WINDOW_SECTION", _rows(windows), "SERVICE_TIME_SECTION", _rows(service)]
@@ -55,32 +58,27 @@ def format_pdtsp(name: str, comment: str, coords: np.ndarray) -> str:
                       "DEPOT_SECTION", "1", "-1", "EOF"]) + "\n"
 
 
-def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray], row: int,
-                        seed: int, scale: int) -> Path:
-    """Write row ``row`` of a generated batch as one instance file in ``folder`` (``scale``
-    applies to coordinates, not to knapsack items)."""
+def instance_text(problem: str, batch: dict[str, np.ndarray], row: int, seed: int,
+                  scale: int) -> tuple[str, str]:
+    """File name and text of row ``row`` of a generated batch (``scale`` applies to
+    coordinates, not to knapsack items)."""
     if problem == "kp":
         n = batch["weights"].shape[1]
         capacity = float(batch["capacity"][row])
         name = f"kp-{n}-c{capacity:g}-s{seed}-{row}"
-        path = folder / f"{name}.kp"
         comment = (f"routecli generate kp --size {n} --capacity {capacity:g} --seed {seed} "
                    f"(row {row})")
-        atomic_write_text(path, format_kp(name, comment, batch["weights"][row],
-                                          batch["values"][row], capacity))
-        return path
+        return f"{name}.kp", format_kp(name, comment, batch["weights"][row],
+                                       batch["values"][row], capacity)
     coords = np.rint(batch["locs"][row] * scale).astype(np.int64)
     n = len(coords) - (problem != "tsp")
     name = f"{problem}-{n}-s{seed}-{row}"
     comment = f"routecli generate {problem} --size {n} --seed {seed} (row {row}, scale {scale})"
-    if problem in ("tsp", "pdtsp"):
-        path = folder / f"{name}.{'tsp' if problem == 'tsp' else 'vrp'}"
-        text = (format_tsplib(name, comment, coords) if problem == "tsp"
-                else format_pdtsp(name, comment, coords))
-        atomic_write_text(path, text)
-        return path
+    if problem == "tsp":
+        return f"{name}.tsp", format_tsplib(name, comment, coords)
+    if problem == "pdtsp":
+        return f"{name}.vrp", format_pdtsp(name, comment, coords)
     demand = batch["demand"][row].astype(np.int64)
-    capacity = int(batch["capacity"][row])
     windows = service = prize = None
     if problem == "vrptw":
         windows = np.stack([np.ceil(batch["ready"][row] * scale),
@@ -88,7 +86,30 @@ def write_instance_file(folder: Path, problem: str, batch: dict[str, np.ndarray]
         service = np.rint(batch["service"][row] * scale)
     if problem == "pcvrp":
         prize = np.rint(batch["prize"][row] * scale)
-    path = folder / f"{name}.vrp"
-    atomic_write_text(path, format_vrplib(name, comment, problem.upper(), coords, demand,
-                                          capacity, windows, service, prize))
-    return path
+    return f"{name}.vrp", format_vrplib(name, comment, problem.upper(), coords, demand,
+                                        float(batch["capacity"][row]), windows, service, prize)
+
+
+def instance_files(problem: str, batch: dict[str, np.ndarray], seed: int,
+                   scale: int) -> list[tuple[str, str]]:
+    """File name and text of every row of a generated batch, each read back by routecli's own
+    reader first: a file routecli would refuse (a number past the reader's bound, one node)
+    raises that reader's :class:`~routecli.errors.InstanceFormatError`, so it is never
+    written."""
+    from routecli.io import instance_from_text
+
+    rows = len(batch["weights" if problem == "kp" else "locs"])
+    files = [instance_text(problem, batch, row, seed, scale) for row in range(rows)]
+    for name, text in files:
+        instance_from_text(text, name)
+    return files
+
+
+def generated_by_routecli(path: Path) -> bool:
+    """Whether ``path`` is an instance file ``routecli generate`` wrote (its COMMENT says so)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("latin-1").split("\n")[:3]
+    except OSError:
+        return False
+    return any(line.startswith(GENERATED_MARKS) for line in head)

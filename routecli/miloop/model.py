@@ -30,6 +30,7 @@ import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -422,6 +423,9 @@ def to_checkpoint(model: MiLoop, meta: dict | None = None) -> dict:
     return ckpt.policy_checkpoint(KIND, model.config.to_dict(), model.state_dict(), meta)
 
 
-def load_policy(path: str | Path, device: str | torch.device = "cpu") -> MiLoop:
-    """Rebuild a :class:`MiLoop` from a policy or training checkpoint, in eval mode."""
-    return ckpt.load_model(path, KIND, lambda c: MiLoop(MiLoopConfig(**c)), "MiLoop", device)
+def load_policy(path: str | Path, device: str | torch.device = "cpu",
+                expect: dict[str, Any] | None = None) -> MiLoop:
+    """Rebuild a :class:`MiLoop` from a policy or training checkpoint, in eval mode (its
+    configuration holding ``expect``: :func:`routecli.train.checkpoint.load`)."""
+    return ckpt.load_model(path, KIND, lambda c: MiLoop(MiLoopConfig(**c)), "MiLoop", device,
+                           expect)

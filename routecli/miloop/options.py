@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from routecli.limits import MAX_BATCH, MAX_NODES, MAX_ROLLOUTS, MAX_STEPS
 from routecli.resources import PRECISION_CHOICES
 from routecli.solvers import CliOption
 
@@ -23,6 +24,12 @@ LOSSES: tuple[Loss, ...] = get_args(Loss)
 Distribution = Literal["uniform", "mixed"]
 DISTRIBUTIONS: tuple[Distribution, ...] = get_args(Distribution)
 MIXED_PROBLEMS = ("tsp", "cvrp")  # the problems with a mixed distribution
+MAX_CANDIDATES = 1_000_000  # more than any instance has nodes: a larger K is a typing slip
+MAX_STARTS = 100_000  # starts or samples of one instance
+# The range of each number of a curriculum stage (size:steps:batch:rollouts), for the
+# --curriculum text and the one-stage options alike.
+STAGE_RANGES = {"size": (2, MAX_NODES), "steps": (1, MAX_STEPS), "batch": (1, MAX_BATCH),
+                "rollouts": (1, MAX_ROLLOUTS)}
 # teacher forcing towards the label's action, or towards every action as good as it (a route
 # start of a randomly ordered label, either direction out of a tour's start)
 Targets = Literal["label", "equivalent"]
@@ -39,13 +46,13 @@ CLI_OPTIONS = (
     CliOption("decode", f"decoding: {', '.join(DECODES)} (default {DECODES[0]})", "METHOD",
               DECODES),
     CliOption("starts", "multistart M (distinct first nodes) or samples (default 100)", "M",
-              kind="int", min=1),
+              kind="int", min=1, max=MAX_STARTS),
     CliOption("augment", "8-fold symmetry augmentation", kind="bool"),
     CliOption("checkpoint", "weights (default: the shipped miloop-PROBLEM.pt)", "FILE",
               kind="path"),
     CliOption("candidates", "attend only to the K nearest allowed nodes per step (default: 200 "
               "for TSP, 400 for CVRP above 1000 nodes; 0 or at least the node count: always all "
-              "nodes)", "K", kind="int", min=0),
+              "nodes)", "K", kind="int", min=0, max=MAX_CANDIDATES),
     CliOption("precision", f"arithmetic: {', '.join(PRECISION_CHOICES)} (default fp32; auto: "
               "bf16 where the CPU or GPU multiplies bfloat16 natively); bf16 decodes large "
               "instances faster, greedy tours then part from fp32's at near-ties", "NAME",

@@ -19,7 +19,7 @@ import torch
 from routecli.errors import OptionError
 from routecli.miloop.decode import decode, to_solution
 from routecli.miloop.model import MiLoop, load_policy
-from routecli.miloop.options import DECODES, ENGINES, Decode, Engine
+from routecli.miloop.options import DECODES, ENGINES, MAX_CANDIDATES, Decode, Engine
 from routecli.problems import CVRPInstance, Instance, KPInstance, PDTSPInstance, Solution, TSPInstance
 from routecli.problems.geometry import unit_square
 from routecli.resources import PRECISION_CHOICES, PrecisionChoice, resolve_device
@@ -33,7 +33,6 @@ from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 # see every unselected item.
 FULL_DECODING_LIMIT = 1000
 DEFAULT_CANDIDATES = {"tsp": 200, "cvrp": 400, "pdtsp": 200}
-MAX_CANDIDATES = 1_000_000  # more than any instance has nodes: a larger K is a typing slip
 
 
 @dataclass(frozen=True)

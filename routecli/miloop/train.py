@@ -33,7 +33,6 @@ on CPU, nccl on CUDA, the same arithmetic as DDP).
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -68,6 +67,7 @@ from routecli.miloop.options import (
     DEFAULT_CURRICULUM,
     DISTRIBUTIONS,
     MIXED_PROBLEMS,
+    STAGE_RANGES,
     TARGETS,
     Distribution,
     Loss,
@@ -76,7 +76,7 @@ from routecli.miloop.options import (
 from routecli.nn import fused
 from routecli.nn.device import resolve_precision
 from routecli.problems import Routes, Selection, Tour, gap
-from routecli.resources import PrecisionChoice, resolve_device
+from routecli.resources import PrecisionChoice, require_memory, resolve_device
 from routecli.train import checkpoint, distributed, runlog
 from routecli.train.losses import pair_accuracy, policy_loss
 from routecli.train.stopping import StopReason, TrainingStop
@@ -133,6 +133,9 @@ class Stage:
         """``"20:2000:64:20,50:1000:16:1:imitation,20-100:5000:16:1:supervised"`` -> stages
         (size[-size]:steps:batch:rollouts[:imitation|:supervised])."""
         stages = []
+        if not text.strip():
+            raise ValueError("the curriculum is empty; give at least one stage "
+                             "size[-size]:steps:batch:rollouts")
         for part in text.split(","):
             fields = part.strip().split(":")
             recipe = fields[4] if len(fields) == 5 else ""
@@ -146,11 +149,15 @@ class Stage:
             except ValueError as err:
                 raise ValueError(f"curriculum stage {part!r}: expected size[-size]:steps:"
                                  "batch:rollouts[:imitation|:supervised]") from err
-            if (min(size, steps, batch, rollouts) < 1 or (rollouts < 2 and not stage.teacher)
-                    or not 0 <= stage.low < size):
-                raise ValueError(f"curriculum stage {part!r}: values must be positive, a size "
-                                 "range increasing and rollouts >= 2 (a preference needs a "
-                                 "pair)")
+            given = {"size": size, "steps": steps, "batch": batch, "rollouts": rollouts}
+            for name, value in given.items():
+                least, most = STAGE_RANGES[name]
+                if not least <= value <= most:
+                    raise ValueError(f"curriculum stage {part!r}: {name} must be from {least} "
+                                     f"to {most:,}, got {value}")
+            if (rollouts < 2 and not stage.teacher) or not 0 <= stage.low < size:
+                raise ValueError(f"curriculum stage {part!r}: a size range must increase and "
+                                 "rollouts be >= 2 (a preference needs a pair)")
             stages.append(stage)
         return stages
 
@@ -176,7 +183,7 @@ def curriculum(problem: str, stages: str | None = None, *, size: int | None = No
                               f"--rollouts; missing {', '.join(missing)}")
         stages = f"{size}:{steps}:{batch}:{rollouts}"
     try:
-        return Stage.parse_list(stages or DEFAULT_CURRICULUM.get(problem, "0"))
+        return Stage.parse_list(DEFAULT_CURRICULUM.get(problem, "0") if stages is None else stages)
     except ValueError as err:
         raise OptionError(f"--curriculum: {err}") from err
 
@@ -248,6 +255,9 @@ class TrainConfig:
                                            for size in stage.sizes):
             raise OptionError("--curriculum: PDTSP sizes count pickups and deliveries: they "
                               "must be even")
+        if self.problem == "pdtsp" and self.val_size % 2:
+            raise OptionError("--val-size: PDTSP sizes count pickups and deliveries: it must "
+                              "be even")
 
     @property
     def total_steps(self) -> int:
@@ -337,6 +347,31 @@ def activation_bytes(rollouts: int, size: int, precision: str) -> int:
     return rollouts * size * (size // 2 + 2) * per_row
 
 
+# What a run's state (last.pt, or its compact copy) holds for --resume (a policy checkpoint
+# lacks it), and the settings a resumed run may change (resources, not what it learns from).
+RESUME_STATE = {"train": dict, "step": int, "instances": int, "elapsed": float,
+                "best_gap": float}  # and the optimizer's, but for a compact state
+RESUME_FREE = ("run_dir", "init", "threads", "device", "precision", "compile", "activation_gb",
+               "checkpoint_every", "log_every", "label_jobs")
+
+
+def stage_shapes(curriculum: str) -> list[tuple[Any, ...]]:
+    """A curriculum without its step counts: what a resumed run must keep (it may train
+    longer)."""
+    return [(s.low, s.size, s.batch, s.rollouts, s.imitation, s.supervised)
+            for s in Stage.parse_list(curriculum)]
+
+
+def step_bytes(stage: Stage, cfg: TrainConfig) -> int:
+    """Peak memory of one step of ``stage``: the activations kept for backward (no more than
+    ``activation_gb``, above which they are recomputed) and one construction step's pairwise
+    tensors over every rollout."""
+    rollouts = stage.batch * (1 if stage.teacher else stage.rollouts)
+    kept = min(activation_bytes(rollouts, stage.size, cfg.precision),
+               int(cfg.activation_gb * 2**30))
+    return kept + 32 * rollouts * (stage.size + 2) ** 2
+
+
 class Trainer:
     """Owns model, optimizer and run folder; :meth:`run` trains until the curriculum ends."""
 
@@ -346,6 +381,9 @@ class Trainer:
                       precision=resolve_precision(cfg.precision, device, BF16_ON_CPU))
         if cfg.distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}")
+        for stage in cfg.curriculum:
+            require_memory(step_bytes(stage, cfg), f"a training step of {stage.batch:,} "
+                           f"instances x {stage.rollouts:,} rollouts on {stage.size:,} nodes")
         self.cfg = cfg
         self.rank, self.world = distributed.setup(cfg.device)
         if cfg.threads:
@@ -366,12 +404,18 @@ class Trainer:
         self.progress = progress and self.rank == 0
         last, small = self.run_dir / "last.pt", self.run_dir / checkpoint.COMPACT
         self.rewarm_from = 0  # the step a fresh optimizer started at (its learning-rate ramp)
+        architecture = self.model.config.to_dict()
         if resume and (last.exists() or small.exists()):
-            self.restore(checkpoint.load(last if last.exists() else small, KIND, cfg.device))
+            path = last if last.exists() else small
+            state = checkpoint.load(path, KIND, cfg.device, expect=architecture,
+                                    needs=RESUME_STATE)
+            checkpoint.check_resume(state["train"], cfg.to_dict(), RESUME_FREE, path,
+                                    {"curriculum": stage_shapes})
+            self.restore(state)
             if self.rank == 0:  # the steps after the checkpoint are trained and logged again
                 runlog.rewind(self.run_dir / "log.jsonl", self.step)
         elif cfg.init:
-            self.model.load_state_dict(load_policy(cfg.init, cfg.device).state_dict())
+            self.model.load_state_dict(load_policy(cfg.init, cfg.device, architecture).state_dict())
         if self.world > 1:
             distributed.broadcast_parameters(self.model)
         self.validation: tuple[dict[str, torch.Tensor], torch.Tensor] | None = None
@@ -412,9 +456,7 @@ class Trainer:
     def log(self, record: dict[str, Any]) -> None:
         if self.rank != 0:
             return
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "log.jsonl", "a") as fh:
-            fh.write(json.dumps(record) + "\n")
+        runlog.append(self.run_dir / "log.jsonl", record)
 
     # ------------------------------------------------------------ learning
     def learning_rate(self) -> float:

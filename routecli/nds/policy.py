@@ -231,6 +231,8 @@ def to_checkpoint(model: NDSPolicy, meta: dict[str, Any] | None = None) -> dict[
     return ckpt.policy_checkpoint(KIND, model.config.to_dict(), model.state_dict(), meta)
 
 
-def load_policy(path: str | Path) -> NDSPolicy:
-    """Rebuild an :class:`NDSPolicy` from a policy or training checkpoint, in eval mode."""
-    return ckpt.load_model(path, KIND, lambda c: NDSPolicy(NDSConfig(**c)), "NDS")
+def load_policy(path: str | Path, expect: dict[str, Any] | None = None) -> NDSPolicy:
+    """Rebuild an :class:`NDSPolicy` from a policy or training checkpoint, in eval mode (its
+    configuration holding ``expect``: :func:`routecli.train.checkpoint.load`)."""
+    return ckpt.load_model(path, KIND, lambda c: NDSPolicy(NDSConfig(**c)), "NDS",
+                           expect=expect)

@@ -115,7 +115,7 @@ class NDSSolver:
             policy = make_policy(s.policy)
         else:
             path = Path(s.checkpoint) if s.checkpoint else default_checkpoint(problem, s.pe)
-            if not path.is_file():
+            if not path.exists():
                 pe_flag = f" --pe {s.pe}" if s.pe else ""
                 raise CheckpointError(f"NDS checkpoint not found: {path} (train one with "
                                       f"routecli train-nds --problem {problem}{pe_flag})")

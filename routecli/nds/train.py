@@ -75,7 +75,7 @@ from routecli.pe.batch import RouteBatch
 from routecli.pe.registry import PE_REGISTRY, canonical_pe
 from routecli.problems import CVRPInstance, PCVRPInstance, VRPTWInstance
 from routecli.problems.geometry import augment8
-from routecli.resources import resolve_device
+from routecli.resources import require_memory, resolve_device
 from routecli.search.asa import (
     ASAConfig,
     initial_solution,
@@ -150,8 +150,24 @@ class NDSTrainConfig:
     # search engine always runs on the CPU
 
     def __post_init__(self) -> None:
+        """Settings that cannot train, each one :class:`OptionError`: an unknown encoding, an
+        episode without a trained step (burn-in not below its length), a rollout removing
+        every customer, a count below 1."""
         if self.pe is not None and canonical_pe(self.pe) not in PE_REGISTRY:
             raise OptionError(f"--pe: choose one of {', '.join(PE_REGISTRY)}, not {self.pe!r}")
+        counts = {"--size": self.size, "--steps": self.steps, "--batch": self.batch,
+                  "--rollouts": self.rollouts, "--remove": self.remove,
+                  "--episode": self.episode, "--val-every": self.val_every,
+                  "--val-instances": self.val_instances, "--val-iterations": self.val_iterations}
+        for flag, value in counts.items():
+            if value < 1:
+                raise OptionError(f"{flag} must be at least 1, got {value}")
+        if self.warmup >= self.episode:
+            raise OptionError(f"--burn-in {self.warmup} leaves no step of an --episode of "
+                              f"{self.episode} iterations to train; make it smaller")
+        if self.remove >= self.size:
+            raise OptionError(f"--remove {self.remove} removes every customer of --size "
+                              f"{self.size}; make it smaller")
 
     def model_config(self) -> NDSConfig:
         return NDSConfig(problem=self.problem, pe=self.pe or default_pe(self.problem),
@@ -292,6 +308,13 @@ def param_groups(model: NDSPolicy, cfg: NDSTrainConfig) -> tuple[list[dict[str, 
     return [{"params": rest}, {"params": bias}], [cfg.lr, cfg.bias_lr]
 
 
+# What a run's last.pt holds for --resume (a policy checkpoint lacks it), and the settings a
+# resumed run may change (resources, not what it learns from).
+RESUME_STATE = {"train": dict, "optimizer": dict, "step": int, "episode": int, "instances": int,
+                "seconds": float, "best_val": float, "random_val": list}
+RESUME_FREE = ("run_dir", "init", "threads", "device", "checkpoint_every", "steps")
+
+
 class NDSTrainer:
     """Resumable WTA training; ``run()`` trains until ``cfg.steps`` optimiser steps."""
 
@@ -300,6 +323,12 @@ class NDSTrainer:
             raise ValueError(f"reward must be one of {REWARDS}, got {cfg.reward!r}")
         if cfg.problem not in GENERATORS:
             raise ValueError(f"NDS trains on {', '.join(GENERATORS)}, not {cfg.problem!r}")
+        nodes = cfg.size + 1
+        # per instance: its distance matrix, the policy's attention and distance bias over
+        # every node pair; per rollout: the decoder's states over the nodes
+        require_memory(cfg.batch * (64 * nodes**2 + 16 * cfg.rollouts * nodes * cfg.embed_dim),
+                       f"a training step of {cfg.batch:,} instances x {cfg.rollouts:,} "
+                       f"rollouts on {nodes:,} nodes")
         if cfg.threads > 0:
             torch.set_num_threads(cfg.threads)
         cfg = replace(cfg, device=resolve_device(cfg.device))
@@ -318,7 +347,10 @@ class NDSTrainer:
         self.random_val: list[float] | None = None
         last = self.dir / "last.pt"
         if resume and last.exists():
-            self._restore(checkpoint.load(last, KIND, cfg.device))
+            state = checkpoint.load(last, KIND, cfg.device, expect=self.model.config.to_dict(),
+                                    needs=RESUME_STATE)
+            checkpoint.check_resume(state["train"], asdict(cfg), RESUME_FREE, last)
+            self._restore(state)
             runlog.rewind(self.dir / "log.jsonl", self.step)  # those steps are logged again
         elif cfg.init is not None:
             self._initialise(Path(cfg.init))
@@ -328,15 +360,11 @@ class NDSTrainer:
     def _initialise(self, path: Path) -> None:
         """Start from the weights of the policy checkpoint ``path`` (same architecture; a
         policy without the distance bias starts the bias at its initial value)."""
-        source = load_policy(path)
         ours = self.model.config.to_dict()
-        if {**source.config.to_dict(), "distance_bias": ours["distance_bias"]} != ours:
-            raise checkpoint.CheckpointError(f"{path} has another architecture than this run")
+        source = load_policy(path, {k: v for k, v in ours.items() if k != "distance_bias"})
         self.model.load_state_dict(source.state_dict(), strict=False)  # all but the bias match
 
     def _restore(self, state: dict[str, Any]) -> None:
-        if state["config"] != self.model.config.to_dict():
-            raise checkpoint.CheckpointError(f"{self.dir / 'last.pt'} was trained with another architecture")
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.step, self.episode = int(state["step"]), int(state["episode"])
@@ -360,8 +388,7 @@ class NDSTrainer:
     def log(self, record: dict[str, Any]) -> None:
         if self.rank != 0:
             return
-        with open(self.dir / "log.jsonl", "a") as f:
-            f.write(json.dumps(record) + "\n")
+        runlog.append(self.dir / "log.jsonl", record)
 
     def save(self, state: dict[str, Any], name: str) -> None:
         if self.rank == 0:

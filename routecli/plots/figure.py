@@ -11,15 +11,19 @@ from routecli.atomic import atomic_write
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def save_png(fig: Any, path: str | Path, dpi: int = 120, software: str | None = None) -> Path:
+SOFTWARE = "routecli"  # the PNG ``Software`` text of every picture routecli draws
+MATPLOTLIB = "Matplotlib"  # matplotlib's own, which routecli's pictures carried before
+
+
+def save_png(fig: Any, path: str | Path, dpi: int = 120, software: str = SOFTWARE) -> Path:
     """Lay ``fig`` out, write it to ``path`` as a PNG atomically (a reader never finds half a
     file, an interrupted run leaves the old one) and close it. ``software`` replaces
     matplotlib's name in the PNG's ``Software`` text, so a later run can tell its own file
-    (:func:`png_made_by`)."""
+    (:func:`drawn_by_routecli`)."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    metadata = {"Software": software} if software else None
+    metadata = {"Software": software}
     try:
         return atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=dpi,
                                                              metadata=metadata))
@@ -47,3 +51,11 @@ def png_made_by(path: str | Path) -> str | None:
     except OSError:
         return None
     return None
+
+
+def drawn_by_routecli(path: str | Path) -> bool:
+    """Whether ``path`` is a picture routecli drew (its ``Software`` text starts with
+    :data:`SOFTWARE`, or is matplotlib's as in pictures of earlier versions), so replacing it
+    loses nothing of the user's."""
+    made = png_made_by(path)
+    return made is not None and made.startswith((SOFTWARE, MATPLOTLIB))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from routecli.kernels import distance as kd
+from routecli.resources import require_memory
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class Metric:
         if self.rule == "explicit":
             return np.asarray(self.matrix, np.float64)
         n = len(self.coords)  # type: ignore[arg-type]
+        # the pairs (two int64 indices, four float64 coordinates) and the result, at once
+        require_memory(n * n * 56, f"a {n:,} x {n:,} distance matrix")
         src, dst = np.divmod(np.arange(n * n), n)
         return self.pairs(src, dst).reshape(n, n)
 

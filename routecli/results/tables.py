@@ -28,9 +28,11 @@ def write_table(path: str | Path, columns: Sequence[str], rows: Iterable[dict[st
     atomic_write_text(path, buffer.getvalue())
 
 
-def write_rows(path: str | Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
-    """A table of ``rows`` as CSV (``.csv``: one line each) or as JSON (``meta`` with routecli's
-    version and commit, then the rows; an undefined number is null)."""
+def write_rows(path: str | Path, rows: list[dict[str, Any]], meta: dict[str, Any],
+               columns: Sequence[str] | None = None) -> None:
+    """A table of ``rows`` (``columns``, default the first row's keys) as CSV (``.csv``: one
+    line each) or as JSON (``meta`` with routecli's version and commit, then the rows; an
+    undefined number is null); :func:`written_table` tells such a file."""
     path = Path(path)
     if path.suffix == ".json":
         meta = {"routecli": version("routecli"), "commit": git_commit(), **meta}
@@ -38,8 +40,22 @@ def write_rows(path: str | Path, rows: list[dict[str, Any]], meta: dict[str, Any
                              default=plain_number)
     else:
         buffer = io.StringIO(newline="")
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(buffer, fieldnames=list(columns or rows[0]))
         writer.writeheader()
         writer.writerows(rows)
         content = buffer.getvalue()
     atomic_write_text(path, content)
+
+
+def written_table(path: Path, columns: Sequence[str]) -> bool:
+    """Whether ``path`` is a table :func:`write_rows` wrote with ``columns`` (a CSV with that
+    header; a JSON with routecli's version, the command and rows), so replacing it loses
+    nothing of the user's."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            if path.suffix == ".csv":
+                return fh.readline().rstrip("\r\n") == ",".join(columns)
+            stored = json.load(fh)
+    except (OSError, ValueError):
+        return False
+    return isinstance(stored, dict) and {"routecli", "command", "rows"} <= set(stored)

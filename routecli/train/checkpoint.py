@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
-import pickle
 import re
 import warnings
-import zipfile
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -103,55 +102,130 @@ def compact(state: dict[str, Any]) -> dict[str, Any]:
 _REFUSED = re.compile(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n\s*\n|$)", re.DOTALL)
 
 
-def load(path: str | Path, kind: str | None = None,
-         device: str | torch.device = "cpu") -> dict[str, Any]:
-    """Read and check a checkpoint: the format, the ``kind`` when given, the digests.
+def load(path: str | Path, kind: str | None = None, device: str | torch.device = "cpu", *,
+         expect: dict[str, Any] | None = None, needs: dict[str, type] | None = None
+         ) -> dict[str, Any]:
+    """Read and check a checkpoint: the one gate every file of weights goes through.
 
-    Every failure (missing, empty, truncated, not a checkpoint, unsafe pickle, damaged
-    weights, another model's file) is one :class:`CheckpointError` line.
+    Checked: the format, the ``kind`` when given, the digests, weights that can be a trained
+    model (dense tensors with real storage, finite, not all zero), a configuration of plain
+    finite values, the configuration entries of ``expect`` (the run's problem, or the whole
+    architecture of a run being resumed), and the entries ``needs`` names with their types
+    (the optimizer state and counters a training run's ``last.pt`` holds). Every failure
+    (missing, a folder, empty, truncated, not a checkpoint, unsafe pickle, damaged or edited
+    weights, another model's or problem's file, a policy where a run's state is needed) is one
+    :class:`CheckpointError` line.
     """
     path = Path(path)
+    shown = display_path(path)
+    if path.is_dir():
+        raise CheckpointError(f"{shown} is a folder, not a checkpoint file")
     if not path.is_file():
-        raise CheckpointError(f"checkpoint not found: {path}")
+        raise CheckpointError(f"checkpoint not found: {shown}")
     try:
         with warnings.catch_warnings():  # torch warns about a foreign pickle before it refuses it
             warnings.simplefilter("ignore")
             data = torch.load(path, map_location=device, weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, zipfile.BadZipFile, ValueError,
-            AttributeError, TypeError, OSError) as err:
+    except Exception as err:  # noqa: BLE001 - the unpickler meets junk with any exception
         refused = _REFUSED.search(str(err))
         reason = (f"a weights-only load refuses it: {excerpt(refused.group(1))}" if refused
                   else excerpt(str(err).split(". ")[0]) if str(err) else type(err).__name__)
-        raise CheckpointError(f"{display_path(path)}: not a readable routecli checkpoint "
+        raise CheckpointError(f"{shown}: not a readable routecli checkpoint "
                               f"({reason})") from None
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict) \
             or not isinstance(data.get("config"), dict):
-        raise CheckpointError(f"{path}: not a routecli checkpoint (needs config and model)")
+        raise CheckpointError(f"{shown}: not a routecli checkpoint (needs config and model)")
     if data.get("format") not in READABLE_FORMATS or "kind" not in data:
-        raise CheckpointError(f"{path}: checkpoint format {data.get('format')!r} is not "
+        raise CheckpointError(f"{shown}: checkpoint format {excerpt(data.get('format'))} is not "
                               f"one of routecli's formats "
                               f"({', '.join(map(str, READABLE_FORMATS))})")
     if kind is not None and data["kind"] != kind:
-        raise CheckpointError(f"{path}: a {data['kind']} checkpoint, not a {kind} one")
-    if not all(isinstance(k, str) and isinstance(v, torch.Tensor)
-               for k, v in data["model"].items()):
-        raise CheckpointError(f"{path}: the model weights hold a value that is not a tensor")
+        raise CheckpointError(f"{shown}: a {str(data['kind'])[:40]} checkpoint, not a {kind} one")
+    _check_weights(data["model"], shown)
     if tensor_digest(data["model"]) != data.get("sha256"):
-        raise CheckpointError(f"{path}: the weights do not match their SHA-256 "
+        raise CheckpointError(f"{shown}: the weights do not match their SHA-256 "
                               "(damaged or edited file)")
     if data["format"] >= 2 and config_digest(data["config"]) != data.get("config_sha256"):
-        raise CheckpointError(f"{path}: the configuration does not match its SHA-256 "
+        raise CheckpointError(f"{shown}: the configuration does not match its SHA-256 "
                               "(damaged or edited file)")
+    _check_config(data["config"], shown)
+    for key, wanted in (expect or {}).items():
+        if data["config"].get(key) != wanted:
+            raise CheckpointError(f"{shown}: a checkpoint of {key} "
+                                  f"{_value(data['config'].get(key))}, not {_value(wanted)}")
+    for key, wanted_type in (needs or {}).items():
+        if not isinstance(data.get(key), wanted_type) or isinstance(data.get(key), bool):
+            raise CheckpointError(f"{shown}: not a training run's state (no {key}): a policy "
+                                  "checkpoint starts a new run with --init; --resume needs the "
+                                  "last.pt a run wrote")
     return data
 
 
+def check_resume(stored: dict[str, Any], given: dict[str, Any], free: tuple[str, ...],
+                 path: Path, shape: dict[str, Callable[[Any], Any]] | None = None) -> None:
+    """A resumed run trains on as it started: every setting outside ``free`` (resources) must be
+    the one stored in its ``last.pt`` (for a key of ``shape``, ``shape[key](value)`` must be:
+    the stages of a curriculum, whose steps may grow); one :class:`CheckpointError` names the
+    first that is not."""
+    for key, value in given.items():
+        same = (shape or {}).get(key, lambda v: v)
+        if key not in free and key in stored and same(stored[key]) != same(value):
+            option = "--" + key.replace("_", "-")
+            raise CheckpointError(f"--resume: {display_path(path)} was trained with {option} "
+                                  f"{_value(stored[key])}, not {_value(value)}; rerun its "
+                                  "command with --resume, or start a new run with --out")
+
+
+def _value(value: Any) -> str:
+    """A setting in a message: a string quoted and shortened, anything else as printed."""
+    return excerpt(value) if isinstance(value, str) else excerpt(value)[1:-1]
+
+
+def _check_weights(state: dict[Any, Any], shown: str) -> None:
+    """Weights that can be a trained model: named dense tensors with storage (no sparse or
+    ``meta`` tensor), every float finite, not every float zero."""
+    floats = []
+    for name, tensor in state.items():
+        if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
+            raise CheckpointError(f"{shown}: the model weights hold a value that is not a tensor")
+        if tensor.layout != torch.strided or tensor.is_meta or tensor.is_quantized:
+            where = "no data (meta)" if tensor.is_meta else f"layout {tensor.layout}"
+            raise CheckpointError(f"{shown}: weight {excerpt(name)} is not a dense tensor "
+                                  f"({where})")
+        if tensor.is_floating_point() or tensor.is_complex():
+            if not bool(torch.isfinite(tensor).all()):
+                raise CheckpointError(f"{shown}: weight {excerpt(name)} holds NaN or infinite "
+                                      "values; no trained model does")
+            floats.append(tensor)
+    if floats and not any(bool(t.any()) for t in floats):
+        raise CheckpointError(f"{shown}: every weight is zero; no trained model is")
+
+
+def _check_config(config: dict[str, Any], shown: str) -> None:
+    """A configuration of plain values: str keys; bools, ints, finite floats, strings, None,
+    and lists or dicts of them."""
+
+    def plain(value: Any) -> bool:
+        if isinstance(value, list | tuple):
+            return all(plain(v) for v in value)
+        if isinstance(value, dict):
+            return all(isinstance(k, str) and plain(v) for k, v in value.items())
+        return value is None or isinstance(value, bool | int | str) or (
+            isinstance(value, float) and math.isfinite(value))
+
+    for key, value in config.items():
+        if not isinstance(key, str) or not plain(value):
+            raise CheckpointError(f"{shown}: configuration {excerpt(key)}={excerpt(value)} is "
+                                  "not a plain finite value")
+
+
 def load_model(path: str | Path, kind: str, make: Callable[[dict[str, Any]], M], name: str,
-               device: str | torch.device = "cpu") -> M:
-    """The model of a ``kind`` checkpoint, rebuilt by ``make(config)`` in eval mode on
-    ``device``, after checking that the configuration describes exactly the weights (see the
-    module docstring); every mismatch is one :class:`CheckpointError` naming the ``name``
-    architecture."""
-    data = load(path, kind, device)
+               device: str | torch.device = "cpu", expect: dict[str, Any] | None = None) -> M:
+    """The model of a ``kind`` checkpoint (:func:`load`, with its ``expect``), rebuilt by
+    ``make(config)`` in eval mode on ``device``, after checking that the configuration
+    describes exactly the weights (see the module docstring); every mismatch is one
+    :class:`CheckpointError` naming the ``name`` architecture."""
+    data = load(path, kind, device, expect=expect)
     config, state = data["config"], data["model"]
     bound = max([len(state), *(max(t.shape, default=1) for t in state.values())])
     for key, value in config.items():

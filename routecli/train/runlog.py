@@ -1,5 +1,5 @@
-"""The ``log.jsonl`` of a training run, one JSON record per line, each with the ``step`` it was
-logged at.
+"""The ``log.jsonl`` of a training run, one strict JSON record per line (:func:`append`),
+each with the ``step`` it was logged at.
 
 A run resumed from ``last.pt`` continues from the checkpoint's step, which lags the log by up to
 ``checkpoint_every`` seconds; the steps after it are trained (and logged) again. Before training
@@ -13,6 +13,15 @@ from pathlib import Path
 
 from routecli.atomic import atomic_write_text
 from routecli.errors import OptionError
+from routecli.results.strict_json import dumps
+
+
+def append(path: Path, record: dict) -> None:
+    """Add ``record`` as one line of strict JSON (an undefined number, such as the best gap
+    before the first validation, is ``null``: every JSON parser reads the log)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fh.write(dumps(record) + "\n")
 
 
 def rewind(path: Path, step: int) -> int:
@@ -36,11 +45,13 @@ def rewind(path: Path, step: int) -> int:
 
 def check_run_folder(folder: Path, resume: bool) -> Path:
     """``folder`` as a training run may use it: a fresh run may not start over another run's
-    ``last.pt`` without ``resume``, and ``resume`` needs that checkpoint."""
-    if (folder / "last.pt").exists() and not resume:
-        raise OptionError(f"{folder} holds a training run (last.pt); pass --resume to continue "
-                          "it, or --out for a new folder")
-    if resume and not (folder / "last.pt").is_file():
-        raise OptionError(f"--resume: {folder} holds no last.pt to continue; drop --resume to "
-                          "start a new run there")
+    state (``last.pt``, or the compact ``state-bf16.pt`` a clone carries) without ``resume``,
+    and ``resume`` needs one of them."""
+    states = [name for name in ("last.pt", "state-bf16.pt") if (folder / name).is_file()]
+    if states and not resume:
+        raise OptionError(f"{folder} holds a training run ({states[0]}); pass --resume to "
+                          "continue it, or --out for a new folder")
+    if resume and not states:
+        raise OptionError(f"--resume: {folder} holds no last.pt or state-bf16.pt to continue; "
+                          "drop --resume to start a new run there")
     return folder

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from routecli import generate as gen
@@ -91,6 +92,16 @@ def test_large_instances_start_from_nearest_neighbour():
     assert large.cost(run.solution) <= large.cost(nearest) + 1e-6
 
 
+def test_hgs_solves_a_geo_file_whose_rule_gives_a_nonzero_diagonal(data_dir):
+    # GEO's d(i, i) = 1 (truncation + 1), which PyVRP refuses; the optimum is 3323 (TSPLIB)
+    from routecli.io import read_instance
+
+    inst = read_instance(data_dir / "geo_burma14.tsp")
+    assert inst.metric.pairs(np.array([0]), np.array([0]))[0] == 1
+    solution = HGS().solve(inst, stop=MaxIterations(2000))
+    assert validate(inst, solution) == [] and inst.cost(solution) == 3323
+
+
 @pytest.mark.parametrize("rule,scale", [("euc2d", 1.0), ("exact", 10_000.0)])
 def test_block_filled_matrices_are_the_rounded_full_ones(rule, scale, monkeypatch):
     import numpy as np
@@ -109,18 +120,20 @@ def test_block_filled_matrices_are_the_rounded_full_ones(rule, scale, monkeypatc
 
 
 def test_an_instance_too_large_for_the_memory_is_refused_before_solving(monkeypatch):
+    from routecli import resources
     from routecli.baselines import hgs
     from routecli.errors import OptionError
     from routecli.solvers import require_problem
 
     inst = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=2))[0]
     need = hgs.memory_needed(inst)
-    monkeypatch.setattr(hgs, "available_memory", lambda: need)  # all of it: too tight
-    with pytest.raises(OptionError, match=r"31 nodes; PyVRP's dense matrices need about "
-                                          r"[0-9.]+ GiB, more than 80% of the [0-9.]+ GiB "
-                                          r"available"):
+    monkeypatch.setattr(resources, "available_memory", lambda: need)  # all of it: too tight
+    with pytest.raises(OptionError, match=r"31 nodes, in PyVRP's dense matrices; .*\) needs "
+                                          r"about [0-9.]+ GB of memory, more than 80% of the "
+                                          r"[0-9.]+ GB available here"):
         require_problem(HGS(), inst)
-    monkeypatch.setattr(hgs, "available_memory", lambda: int(need / hgs.MEMORY_SHARE) + 1)
+    monkeypatch.setattr(resources, "available_memory",
+                        lambda: int(need / resources.MEMORY_SHARE) + 1)
     require_problem(HGS(), inst)
 
 

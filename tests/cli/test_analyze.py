@@ -50,7 +50,7 @@ def test_entropy_reports_each_k_and_the_grid_mean_and_minimum(tmp_path, capsys):
     (["analyze", "anisometry", "--set", "tsp-100"], "bad instance set 'tsp-100'"),
     (["analyze", "anisometry", "--set", "pdtsp-50"], "the size is odd"),
     (["analyze", "entropy", "--out", "x.txt"], "--out must end in .csv or .json"),
-    (["analyze", "entropy", "--ref-budget", "0"], "--ref-budget must be positive"),
+    (["analyze", "entropy", "--ref-budget", "0"], "--ref-budget must be a number from 0.001 to"),
     (["probe", "--pe", "sin,posenc"], "unknown positional encoding 'posenc'"),
     (["probe", "--dim", "12", "--heads", "4"], "--dim / --heads even"),
     (["probe", "--ipe-schedule", "log"], "--ipe-schedule must be one of"),

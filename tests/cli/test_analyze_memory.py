@@ -53,7 +53,7 @@ def test_memory_writes_csv_without_the_steps(tmp_path, tiny_checkpoints):
     (["--problem", "kp"], "--problem must be one of tsp, cvrp"),
     (["--figure", "x.pdf"], "--figure must end in .png"),
     (["--out", "x.txt"], "--out must end in .csv or .json"),
-    (["--problem", "cvrp"], "a MiLoop-TSP checkpoint, not CVRP"),
+    (["--problem", "cvrp"], "a checkpoint of problem 'tsp', not 'cvrp'"),
 ])
 def test_bad_options_fail_with_one_line(tmp_path, capsys, tiny_checkpoints, extra, message):
     code = main(["analyze", "memory", "--checkpoint", str(tiny_checkpoints["tiny.pt"]),

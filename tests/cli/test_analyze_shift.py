@@ -53,7 +53,7 @@ def test_shift_evaluates_compare_pe_models(tmp_path, capsys):
     (["--problem", "tsp"], "--problem must be one of cvrp, vrptw, pcvrp"),
     (["--method", "learned,magic"], "unknown --method 'magic'"),
     (["--out", "shift.txt"], "--out must end in .csv or .json"),
-    (["--ref-budget", "0"], "--ref-budget must be positive"),
+    (["--ref-budget", "0"], "--ref-budget must be a number from 0.001 to 1000, got '0'"),
     (["--compare-pe", "no-such-folder"], "no protocol.json"),
 ])
 def test_bad_options_fail_with_one_line(capsys, argv, message):

@@ -31,7 +31,7 @@ def test_malformed_file_gives_one_stderr_line_exit_2_and_no_output(malformed_dir
     (["solve", "{tiny}", "-m", "hgs", "--augment"], "--augment does not apply"),
     (["solve", "{tiny}", "-m", "miloop", "--pe", "ipe"], "--pe does not apply"),
     (["solve", "{tiny}", "--round", "manhattan"], "--round must be one of"),
-    (["solve", "{tiny}", "--time-limit", "-1"], "time limit must be between 0 and"),
+    (["solve", "{tiny}", "--time-limit", "-1"], "--time-limit must be a number from 0 to 604800, got '-1'"),
     (["solve", "{missing}"], "no such file"),
     (["generate", "vrp", "--out", "x.npz"], "unknown problem 'vrp'"),
     (["generate", "cvrp", "--out", "x.txt"], "--out must end in .npz"),

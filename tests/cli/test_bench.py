@@ -63,6 +63,14 @@ def test_compare_with_a_csv_that_is_no_results_file_is_one_line(data_dir, tmp_pa
     _one_error_line(capsys, "--compare", "not a routecli results file")
 
 
+@pytest.mark.parametrize("name, words", [("none.csv", "no such file"), ("", "a folder")])
+def test_compare_with_a_missing_file_or_a_folder_is_named_so(data_dir, tmp_path, capsys, name,
+                                                             words):
+    assert main(["bench", str(data_dir / "tiny.tsp"), "-m", "nn", "-o", str(tmp_path / "b"),
+                 "--compare", str(tmp_path / name)]) == 2
+    _one_error_line(capsys, "--compare", words)
+
+
 def test_two_benches_on_one_folder_write_each_row_once(data_dir, tmp_path):
     files = []
     for k in range(6):
@@ -81,6 +89,17 @@ def test_two_benches_on_one_folder_write_each_row_once(data_dir, tmp_path):
     for code, err in results:
         assert code == 0 or (code == 2 and err.count("\n") == 1
                              and "another routecli bench" in err), err
+
+
+def test_hgs_benches_a_set_holding_a_geo_file(data_dir, tmp_path):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for name in ("geo_burma14.tsp", "tiny.tsp"):
+        (folder / name).write_bytes((data_dir / name).read_bytes())
+    assert main(["bench", str(folder), "-m", "hgs", "--iterations", "500", "-o",
+                 str(tmp_path / "run")]) == 0
+    rows = {row.instance: row for row in read_rows(tmp_path / "run" / "results.csv")}
+    assert rows["burma14"].cost == 3323 and rows["burma14"].feasible
 
 
 def test_workers_jobs_and_the_protocol_options_are_checked_in_one_line(data_dir, tmp_path,

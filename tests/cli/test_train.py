@@ -116,8 +116,8 @@ def test_time_limit_stops_training_and_saves_last_pt(tmp_path, monkeypatch, caps
 def test_resume_without_last_pt_is_refused_with_one_line(tmp_path, capsys):
     assert main(["train", "--out", str(tmp_path / "none"), "--resume"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"error: --resume: {tmp_path / 'none'} holds no last.pt to continue; drop "
-                   "--resume to start a new run there")
+    assert err == (f"error: --resume: {tmp_path / 'none'} holds no last.pt or state-bf16.pt to "
+                   "continue; drop --resume to start a new run there")
     assert not (tmp_path / "none").exists()
 
 
@@ -161,3 +161,55 @@ def test_validation_defaults_to_the_size_training_ends_on(tmp_path, monkeypatch)
     assert main([*base, "--size", "20", "--steps", "1", "--batch", "2", "--rollouts", "2",
                  "--val-size", "50", "--out", str(tmp_path / "c")]) == 0
     assert [cfg.val_size for cfg in seen] == [20, 30, 50]
+
+
+def test_a_clone_resumes_a_run_from_its_committed_compact_state(tmp_path, capsys):
+    """A run folder as a clone holds it (log and state-bf16.pt, no last.pt) resumes with
+    --resume; without it a fresh run refuses to start over it."""
+    argv = ["train", "--problem", "tsp", "--curriculum", "6:2:2:3", "--val-size", "6",
+            "--val-instances", "2", "--val-every", "100", "--val-time-limit", "0.05",
+            "--out", str(tmp_path / "run"), "--threads", "1", "--no-compile"]
+    assert main([*argv[:4], "6:1:2:3", *argv[5:]]) == 0
+    (tmp_path / "run" / "last.pt").unlink()
+    (tmp_path / "run" / "best.pt").unlink()
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "holds a training run (state-bf16.pt)" in capsys.readouterr().err
+    assert main([*argv, "--resume"]) == 0
+    assert "step 2 " in capsys.readouterr().out
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    return err
+
+
+def test_resume_keeps_the_runs_settings_and_may_only_train_longer(tmp_path, monkeypatch,
+                                                                    capsys):
+    monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    argv = ["train", "--problem", "tsp", "--out", str(run), *TINY]
+    assert main([*argv, "--curriculum", "6:2:2:3"]) == 0
+    last = (run / "last.pt").read_bytes()
+    for changed, named in ((["--curriculum", "8:3:2:3"], "--curriculum '6:2:2:3', not '8:3:2:3'"),
+                           (["--curriculum", "6:3:2:3", "--lr", "0.001"], "--lr 0.0001, not 0.001"),
+                           (["--curriculum", "6:3:2:3", "--seed", "1"], "--seed 0, not 1")):
+        capsys.readouterr()
+        assert main([*argv, *changed, "--resume"]) == 2
+        assert named in _one_line(capsys)
+        assert (run / "last.pt").read_bytes() == last
+    assert main([*argv, "--curriculum", "6:3:2:3", "--resume"]) == 0
+
+
+def test_a_policy_as_last_pt_and_an_init_of_another_problem_are_one_line(tmp_path, capsys):
+    from routecli.train.checkpoint import shipped
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "last.pt").write_bytes(shipped("miloop-tsp.pt").read_bytes())
+    assert main(["train", "--problem", "tsp", "--out", str(run), "--resume", *TINY]) == 2
+    assert "not a training run's state (no train)" in _one_line(capsys)
+    assert main(["train", "--problem", "tsp", "--out", str(tmp_path / "new"), *TINY,
+                 "--init", str(shipped("miloop-cvrp.pt"))]) == 2
+    assert "a checkpoint of problem 'cvrp', not 'tsp'" in _one_line(capsys)

@@ -125,7 +125,10 @@ def _worker(conn: Connection, main: Main) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     warnings.simplefilter("always")  # each run prints its warnings, as a fresh process would
     while True:
-        job = conn.recv()
+        try:
+            job = conn.recv()
+        except EOFError:  # the driver is gone
+            return
         if job is None:
             return
         argv, copies = job
@@ -143,7 +146,9 @@ class Runner:
 
     def _start(self) -> None:
         self.conn, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=_worker, args=(child, self.main), daemon=True)
+        # not a daemon: a command may start worker processes of its own (bench's executor),
+        # which a daemon may not; the worker ends when its pipe closes
+        self.proc = self.ctx.Process(target=_worker, args=(child, self.main))
         self.proc.start()
         child.close()
 

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -501,6 +502,321 @@ def edited_checkpoints(rng: np.random.Generator, seeds: list[Seed]) -> Case:
                 [Run(argv, expect, ("within:20",))], f"{name} {key} {old} -> {value}")
 
 
+# --- round 4: GEO files, crafted checkpoints, option ranges, huge sizes, written paths --------
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+# GEO coordinates are DDD.MM degrees (TSPLIB): latitudes within 90, longitudes within 180.
+GEO_LAT, GEO_LON = 90.0, 180.0
+
+
+def _geo_text(rng: np.random.Generator, n: int, bad: str | None) -> str:
+    """A GEO TSP of ``n`` cities at random DDD.MM places (minutes below 60), or with one
+    coordinate that is no latitude or longitude."""
+    lat = rng.integers(-89, 90, n) + rng.integers(0, 60, n) / 100
+    lon = rng.integers(-179, 180, n) + rng.integers(0, 60, n) / 100
+    if bad is not None:
+        k = int(rng.integers(n))
+        limit = GEO_LAT if bad == "latitude" else GEO_LON  # just past it: 30 minutes more
+        value = float(pick(rng, [1000.0, -5000.0, limit + 0.3, -limit - 0.3, 361.0]))
+        if bad == "latitude":
+            lat[k] = value
+        else:
+            lon[k] = value
+    rows = "".join(f"{i + 1} {a:.2f} {b:.2f}\n" for i, (a, b) in enumerate(zip(lat, lon,
+                                                                                strict=True)))
+    return (f"NAME : geo{n}\nTYPE : TSP\nDIMENSION : {n}\nEDGE_WEIGHT_TYPE : GEO\n"
+            f"NODE_COORD_SECTION\n{rows}EOF\n")
+
+
+def geo_files(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """TSPLIB GEO files (d(i, i) = 1 under the GEO rule, which PyVRP refuses) solved by the
+    default model, by bench in a set beside a EUC_2D file, and any coordinate file read with
+    ``--round geo``: places on the sphere are solved (the written tour re-costs to the report),
+    coordinates that are no latitude or longitude refused."""
+    kind = str(pick(rng, ["solve", "bench", "round geo", "burma14"]))
+    bad = None if rng.random() < 0.6 else str(pick(rng, ["latitude", "longitude"]))
+    n = int(rng.integers(3, 30))
+    text = (DATA / "geo_burma14.tsp").read_text() if kind == "burma14" else _geo_text(rng, n, bad)
+    expect: Expect = "reject" if bad and kind != "burma14" else "accept"
+    hgs = ["--model", "hgs", "--iterations", "200"]
+    if kind in ("solve", "burma14"):
+        runs = [Run(["solve", "{dir}/geo.tsp", *hgs, "--out", "{dir}/out"], expect,
+                    ("solution",))]
+        files = {"geo.tsp": text.encode()}
+    elif kind == "bench":
+        tiny = _smallest(seeds, ".tsp")
+        files = {"set/geo.tsp": text.encode(), f"set/{tiny.name}": tiny.text.encode()}
+        runs = [Run(["bench", "{dir}/set", *hgs, "--out", "{dir}/run"], expect,
+                    () if bad else ("rows:run:2",))]
+    else:
+        seed = _smallest(seeds, ".tsp")
+        files = {"geo.tsp": seed.text.encode()}
+        coords = [float(v) for line in seed.text.splitlines()
+                  for v in line.split()[1:3] if line.split()[:1] and line.split()[0].isdigit()]
+        inside = all(abs(v) <= GEO_LAT for v in coords)  # a loose oracle: small files only
+        runs = [Run(["solve", "{dir}/geo.tsp", *hgs, "--round", "geo"],
+                    "accept" if inside else "reject")]
+        bad = None if inside else "coordinates"
+    return Case("GEO files", files, runs, f"{kind}, {n} cities, {bad or 'on the sphere'}")
+
+
+@functools.lru_cache(maxsize=1)
+def _crafted_sources() -> dict[str, dict[str, Any]]:
+    return {name: _checkpoint(name) for name in ("miloop-tsp.pt", "miloop-cvrp.pt",
+                                                "nds-cvrp.pt", "nds-vrptw.pt")}
+
+
+CRAFTS = ["text", "empty", "sparse", "meta", "nan", "inf", "zero", "clip nan", "other problem",
+          "folder", "unedited"]
+# Where weights are read, each with the instance or options it needs (tiny, so a good file
+# finishes in seconds); {ckpt} is the file, {problem} the checkpoint's problem.
+READERS = {
+    "solve miloop": ("miloop-tsp.pt", ["solve", "{tsp}", "-m", "miloop", "--checkpoint",
+                                       "{ckpt}", "--json"]),
+    "solve nds": ("nds-cvrp.pt", ["solve", "{vrp}", "-m", "nds", "--iterations", "2",
+                                  "--checkpoint", "{ckpt}", "--json"]),
+    "analyze memory": ("miloop-tsp.pt", ["analyze", "memory", "--checkpoint", "{ckpt}",
+                                         "--size", "5", "--num", "1"]),
+    "train --init": ("miloop-tsp.pt", ["train", "--problem", "tsp", "--init", "{ckpt}", "--out",
+                                       "{dir}/run", "--size", "6", "--steps", "1", "--batch",
+                                       "2", "--rollouts", "2", "--val-size", "6",
+                                       "--val-instances", "1", "--val-every", "100",
+                                       "--val-time-limit", "0.01", "--no-compile"]),
+    "train-nds --init": ("nds-cvrp.pt", ["train-nds", "--problem", "cvrp", "--init", "{ckpt}",
+                                         "--out", "{dir}/run", "--size", "10", "--steps", "1",
+                                         "--batch", "1", "--rollouts", "2", "--remove", "3",
+                                         "--episode", "2", "--burn-in", "1", "--val-every",
+                                         "100", "--val-instances", "1", "--val-iterations",
+                                         "1"]),
+    "train --resume": ("miloop-tsp.pt", ["train", "--problem", "tsp", "--out", "{dir}/run",
+                                         "--resume", "--size", "6", "--steps", "1", "--batch",
+                                         "2", "--rollouts", "2"]),
+}
+OTHER = {"miloop-tsp.pt": "miloop-cvrp.pt", "nds-cvrp.pt": "nds-vrptw.pt"}
+
+
+def _crafted(craft: str, source: str) -> bytes | None:
+    """The bytes of a checkpoint edited as ``craft`` says, digests recomputed where the edit
+    keeps tensors a digest can read (``None``: a folder)."""
+    import torch
+
+    from routecli.train.checkpoint import config_digest, tensor_digest
+
+    if craft == "text":
+        return b"not a checkpoint\n"
+    if craft == "empty":
+        return b""
+    if craft == "folder":
+        return None
+    data = _crafted_sources()[OTHER[source] if craft == "other problem" else source]
+    model = {k: v.clone() for k, v in data["model"].items()}
+    config = dict(data["config"])
+    name = sorted(model)[len(model) // 2]
+    if craft == "sparse":
+        model[name] = model[name].to_sparse()
+    elif craft == "meta":
+        model[name] = torch.empty(model[name].shape, device="meta")
+    elif craft in ("nan", "inf"):
+        model = {k: torch.full_like(v, float(craft)) for k, v in model.items()}
+    elif craft == "zero":
+        model = {k: torch.zeros_like(v) for k, v in model.items()}
+    elif craft == "clip nan":
+        config["clip"] = float("nan")
+    edited = {**data, "model": model, "config": config}
+    if craft not in ("sparse", "meta"):
+        edited.update(sha256=tensor_digest(model), config_sha256=config_digest(config))
+    buffer = io.BytesIO()
+    torch.save(edited, buffer)
+    return buffer.getvalue()
+
+
+def crafted_checkpoints(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """A file that is no trained model, through every command that reads weights: short text,
+    an empty file, a sparse or meta tensor, weights all NaN, inf or zero with their digest
+    recomputed, a configuration with clip=NaN, another problem's checkpoint, a folder, and a
+    policy checkpoint where --resume wants a run's last.pt. Each is one line at once; the
+    unedited file is read (the run then goes as far as its options take it)."""
+    reader = str(pick(rng, list(READERS)))
+    craft = str(pick(rng, CRAFTS))
+    source, argv = READERS[reader]
+    data = _crafted(craft, source)
+    # a policy is never a run's state: as last.pt every craft is refused
+    target = "run/last.pt" if reader == "train --resume" else "w.pt"
+    files = {f"{target}/notes.txt" if data is None else target: data or b""}
+    tsp, vrp = _smallest(seeds, ".tsp"), _smallest(seeds, ".vrp")
+    files[tsp.name], files[vrp.name] = tsp.text.encode(), vrp.text.encode()
+    filled = [a.format(ckpt="{dir}/" + target, tsp="{dir}/" + tsp.name,
+                       vrp="{dir}/" + vrp.name, dir="{dir}") for a in argv]
+    good = craft == "unedited" and reader != "train --resume"
+    expect: Expect = "any" if good else "reject"
+    return Case("crafted checkpoints", files, [Run(filled, expect, ("within:60",))],
+                f"{reader}: {craft} ({source})")
+
+
+@functools.lru_cache(maxsize=1)
+def _numeric_options() -> list[tuple[tuple[str, ...], str, bool, float, float]]:
+    """Every numeric option of every command: (command path, flag, integer?, min, max), read
+    from the application as its --help states them."""
+    import typing
+
+    import typer
+
+    from routecli.cli.app import app
+
+    found = []
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*path, name))
+        for param in getattr(command, "params", []) if not hasattr(command, "commands") else []:
+            kind = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+            kinds = typing.get_args(kind) or (kind,)
+            if any(k in (int, float) for k in kinds) and not param.hidden:
+                found.append((path, param.opts[0], int in kinds, param.min, param.max))
+
+    walk(typer.main.get_command(app), ())
+    return found
+
+
+# Commands whose runs end in moments with the context below, so that a value inside the
+# range may run: the rest see values outside it only.
+CHEAP = {("solve",): ["{tsp}", "-m", "nn"], ("validate",): ["{tsp}", "{tour}"],
+         ("bench",): ["{tsp}", "-m", "nn", "-o", "{dir}/run"],
+         ("generate",): ["tsp", "--size", "5", "-o", "{dir}/g.npz"],
+         ("plot", "solution"): ["{tsp}", "{tour}", "-o", "{dir}/p.png"]}
+NOT_NUMBERS = ["nan", "NaN", "inf", "-inf", "1e999", "", "abc", "0x10", "1,5", "١"]
+
+
+def option_ranges(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """Every numeric option of every command, with a value that is no number, NaN or an
+    infinity (refused by every option), just outside its stated range (refused), or, for the
+    commands that finish in moments, at an end of it (read, and the run goes on)."""
+    path, flag, integer, low, high = pick(rng, _numeric_options())
+    cheap = tuple(path) in CHEAP
+    kind = str(pick(rng, ["not a number", "below", "above", *(["inside"] * 2 * cheap)]))
+    if kind == "not a number":
+        value = str(pick(rng, NOT_NUMBERS + (["2.5", "1e3"] if integer else [])))
+    elif kind == "below":
+        value = str(int(low) - 1) if integer else repr(float(low) - max(1.0, abs(low)))
+    elif kind == "above":
+        value = str(int(high) + int(pick(rng, [1, 10**6, 2**64]))) if integer else \
+            repr(float(high) * 2 + 1)
+    else:  # the low end (a high count may be slow, however valid: --jobs 1024)
+        value = str(int(low) + int(rng.integers(2)) if int(low) < int(high) else int(low)) \
+            if integer else repr(float(pick(rng, [low, high])))
+    seed = next(s for s in _small(seeds, ".tsp") if s.sibling and s.sibling[0].endswith(".tour"))
+    assert seed.sibling is not None
+    context = [a.format(tsp="{dir}/" + seed.name, tour="{dir}/" + seed.sibling[0], dir="{dir}")
+               for a in CHEAP.get(tuple(path), [])]
+    files = {seed.name: seed.text.encode(), seed.sibling[0]: seed.sibling[1].encode()}
+    expect: Expect = "any" if kind == "inside" else "reject"
+    argv = [*path, *context, f"{flag}={value}"]  # "=": a value may start with "-"
+    return Case("option ranges", files, [Run(argv, expect, ("within:60",))],
+                f"{' '.join(path)} {flag} {value!r} ({kind}; range {low}..{high})")
+
+
+def huge_sizes(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """Sizes inside every stated range whose product the machine cannot hold, under the
+    worker's address-space limit: refused at once with the memory they would need, nothing
+    written."""
+    big = int(10 ** rng.uniform(6, 7))
+    many = int(10 ** rng.uniform(4, 7))
+    kind = str(pick(rng, ["generate", "generate file", "probe set", "probe pairs",
+                          "analyze memory", "train", "train-nds", "compare-pe", "solve hgs"]))
+    files: dict[str, bytes] = {}
+    argv = {
+        "generate": ["generate", str(pick(rng, ["tsp", "cvrp", "kp", "vrptw"])), "--size",
+                     str(big), "--num", str(many), "-o", "{dir}/g.npz"],
+        "generate file": ["generate", "cvrp", "--size", str(big), "--num", str(many),
+                          "--format", "file", "-o", "{dir}/g"],
+        "probe set": ["probe", "--set", f"cvrp-{big * 100}", "--num", "1"],
+        "probe pairs": ["probe", "--pairs", str(big), "--num", str(many)],
+        "analyze memory": ["analyze", "memory", "--size", str(big), "--num", "1"],
+        "train": ["train", "--size", str(big // 10), "--steps", "1", "--batch", "64",
+                  "--rollouts", "100", "--out", "{dir}/run"],
+        "train-nds": ["train-nds", "--size", str(big), "--out", "{dir}/run"],
+        "compare-pe": ["compare-pe", "--size", str(big // 10), "--budget", "smoke", "--out",
+                       "{dir}/run"],
+        "solve hgs": ["solve", "{dir}/big.tsp", "-m", "hgs", "--iterations", "1"],
+    }[kind]
+    if kind == "solve hgs":  # a file's size, not an option: the distance matrix is checked too
+        n = 60_000
+        files["big.tsp"] = (f"NAME : big\nTYPE : TSP\nDIMENSION : {n}\nEDGE_WEIGHT_TYPE : "
+                            "EUC_2D\nNODE_COORD_SECTION\n" + "".join(
+                                f"{i + 1} {i % 1000} {i // 1000}\n" for i in range(n))
+                            + "EOF\n").encode()
+    return Case("huge sizes", files, [Run(argv, "reject", ("within:30",))],
+                " ".join(a for a in argv if not a.startswith("{dir}")))
+
+
+USER_FILES = {"user.csv": b"my,numbers\n1,2\n", "user.json": b'{"mine": 1}\n',
+              "user.png": b"\x89PNG\r\n\x1a\nnot routecli's", "user.npz": b"my numbers\n"}
+
+
+def written_paths(rng: np.random.Generator, seeds: list[Seed]) -> Case:
+    """Where every command that writes may write: an empty name, a name too long for the file
+    system, a file where a folder is written, a file of the user's that routecli did not
+    write (tables, pictures, batches, generated instances, a compare-pe folder), and one file
+    for two outputs. Each is one line before any work, and the user's file stays as it was."""
+    tsp = next(s for s in _small(seeds, ".tsp") if s.sibling and s.sibling[0].endswith(".tour"))
+    assert tsp.sibling is not None
+    files = {tsp.name: tsp.text.encode(), tsp.sibling[0]: tsp.sibling[1].encode(),
+             **USER_FILES}
+    inst, tour = "{dir}/" + tsp.name, "{dir}/" + tsp.sibling[0]
+    writers = {  # a command and the option that names what it writes
+        "solve --out": ["solve", inst, "-m", "nn", "--out"],
+        "solve --csv": ["solve", inst, "-m", "nn", "--csv"],
+        "bench": ["bench", inst, "-m", "nn", "--out"],
+        "generate": ["generate", "tsp", "--size", "5", "--out"],
+        "generate file": ["generate", "tsp", "--size", "5", "--format", "file", "--out"],
+        "train": ["train", "--size", "6", "--steps", "1", "--batch", "1", "--rollouts", "2",
+                  "--out"],
+        "train-nds": ["train-nds", "--size", "10", "--steps", "1", "--out"],
+        "compare-pe": ["compare-pe", "--size", "6", "--budget", "smoke", "--out"],
+        "probe": ["probe", "--set", "cvrp-10", "--num", "2", "--out"],
+        "analyze anisometry": ["analyze", "anisometry", "--set", "cvrp-10", "--num", "2",
+                               "--out"],
+        "analyze entropy": ["analyze", "entropy", "--set", "cvrp-10", "--num", "2", "--out"],
+        "analyze memory --out": ["analyze", "memory", "--size", "5", "--num", "1", "--out"],
+        "analyze memory --figure": ["analyze", "memory", "--size", "5", "--num", "1",
+                                    "--figure"],
+        "plot solution": ["plot", "solution", inst, tour, "--out"],
+    }
+    folders = ("bench", "generate file", "train", "train-nds", "compare-pe")
+    writer = str(pick(rng, list(writers)))
+    kinds = ["empty", "too long", "user file"] + (["a file, not a folder"] if writer in folders
+                                                  else [])
+    kinds += ["one file twice"] if writer == "solve --csv" else []
+    kind = str(pick(rng, kinds))
+    checks: tuple[str, ...] = tuple(f"unchanged:{n}" for n in USER_FILES)
+    if kind == "empty":
+        target = str(pick(rng, ["", " "]))
+    elif kind == "too long":
+        target = "{dir}/" + str(pick(rng, ["a" * 256 + ".csv", "/".join(["d"] * 2100)]))
+    elif kind == "a file, not a folder":
+        target = "{dir}/user.csv"
+    elif kind == "one file twice":
+        target = "{dir}/both.csv"
+        writers[writer] = [*writers[writer][:-1], "--out", "{dir}/both.csv", "--csv"]
+    else:
+        target, extra = {
+            "solve --out": ("{dir}/mine.tour", {"mine.tour": b"TOUR_SECTION\n1\n-1\n"}),
+            "solve --csv": ("{dir}/user.csv", {}),
+            "bench": ("{dir}/rep", {"rep/report.md": b"my notes\n"}),
+            "generate": ("{dir}/user.npz", {}),
+            "generate file": ("{dir}/gen", {"gen/tsp-5-s0-0.tsp": b"my tour notes\n"}),
+            "train": ("{dir}/mine", {"mine/last.pt": b"not a run\n"}),
+            "train-nds": ("{dir}/mine", {"mine/last.pt": b"not a run\n"}),
+            "compare-pe": ("{dir}/cmp", {"cmp/rows.csv": b"a,b\n1,2\n"}),
+            "analyze memory --figure": ("{dir}/user.png", {}),
+            "plot solution": ("{dir}/user.png", {}),
+        }.get(writer, ("{dir}/" + str(pick(rng, ["user.csv", "user.json"])), {}))
+        files.update(extra)
+        checks += tuple(f"unchanged:{n}" for n in extra)
+    argv = [*writers[writer], target]
+    return Case("written paths", files, [Run(argv, "reject", checks)], f"{writer}: {kind}")
+
+
 STRATEGIES: dict[str, Strategy] = {
     "mutations": mutations, "bks values": bks_values, "seeds": seed_values,
     "PDTSP layouts": pdtsp_layouts, "malformed solutions": malformed_solutions,
@@ -508,5 +824,7 @@ STRATEGIES: dict[str, Strategy] = {
     "fleet and TYPE": fleet_and_type, "JSON strictness": json_strictness,
     "blank-line padding": blank_padding, "output paths": output_paths,
     "torn results": torn_results, "concurrent bench": concurrent_bench,
-    "edited checkpoints": edited_checkpoints,
+    "edited checkpoints": edited_checkpoints, "GEO files": geo_files,
+    "crafted checkpoints": crafted_checkpoints, "option ranges": option_ranges,
+    "huge sizes": huge_sizes, "written paths": written_paths,
 }

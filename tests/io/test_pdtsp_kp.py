@@ -10,7 +10,7 @@ import vrplib
 from routecli import generate
 from routecli.errors import InstanceFormatError, display_path
 from routecli.io import best_known, read_instance, read_solution, write_solution
-from routecli.io.writers import write_instance_file
+from routecli.io.writers import instance_files
 from routecli.problems import KPInstance, PDTSPInstance, Selection, Tour, validate
 
 # fixture -> the message after "<path>: "
@@ -56,14 +56,18 @@ def test_kp_file_reads_items_in_file_order(data_dir):
 
 def test_generated_files_read_back(tmp_path):
     kp = generate.kp(2, 30, seed=3, capacity=10)
-    path = write_instance_file(tmp_path, "kp", kp, 1, 3, 1000)
+    name, text = instance_files("kp", kp, 3, 1000)[1]
+    path = tmp_path / name
+    path.write_text(text)
     assert path.name == "kp-30-c10-s3-1.kp"
     inst = read_instance(path)
     assert isinstance(inst, KPInstance)  # every number reads back exactly
     assert np.array_equal(inst.weights, kp["weights"][1]) and np.array_equal(inst.values, kp["values"][1])
     assert inst.capacity == 10
     pd = generate.pdtsp(1, 10, seed=4)
-    path = write_instance_file(tmp_path, "pdtsp", pd, 0, 4, 1000)
+    name, text = instance_files("pdtsp", pd, 4, 1000)[0]
+    path = tmp_path / name
+    path.write_text(text)
     inst = read_instance(path)
     assert path.name == "pdtsp-10-s4-0.vrp" and isinstance(inst, PDTSPInstance)
     assert inst.num_requests == 5

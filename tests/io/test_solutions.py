@@ -86,3 +86,29 @@ def test_a_byte_order_mark_and_comments_are_accepted(tmp_path):
     path.write_bytes(b"\xef\xbb\xbfRoute #1: 1 2\n# a note\nRoute #2: 3\nCost 9\n")
     routes, cost = parse_sol(path)
     assert [r.tolist() for r in routes.routes] == [[1, 2], [3]] and cost == 9
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_every_line_ending_reads_alike(data_dir, tmp_path, ending):
+    (tmp_path / "t.tsp").write_bytes((data_dir / "tiny.tsp").read_text().replace(
+        "\n", ending).encode())
+    (tmp_path / "t.sol").write_bytes(ending.join(["# mine", "Route #1: 3 2 5", "Route #2: 1 4",
+                                                  "Cost 50", ""]).encode())
+    (tmp_path / "t.tour").write_bytes(ending.join(["TOUR_SECTION", "1", "3", "2", "4", "-1",
+                                                   "EOF", ""]).encode())
+    assert read_instance(tmp_path / "t.tsp").size == 4
+    assert np.array_equal(read_solution(tmp_path / "t.tour", read_instance(tmp_path / "t.tsp")).order,
+                          [0, 2, 1, 3])
+    routes, cost = parse_sol(tmp_path / "t.sol")
+    assert cost == 50 and [r.tolist() for r in routes.routes] == [[3, 2, 5], [1, 4]]
+
+
+@pytest.mark.parametrize("lines, message", [
+    (["Route #1: 1", "Cost 5", "Cost 5"], "line 3: a second Cost line"),
+    (["Items: 1", "Value 2", "Value 2"], "line 3: a second Value line .the first is line 2."),
+])
+def test_a_stated_number_given_twice_is_named(data_dir, tmp_path, lines, message):
+    kind = "kp" if lines[0].startswith("Items") else "vrp"
+    (tmp_path / "x.sol").write_text("\n".join(lines) + "\n")
+    with pytest.raises(InstanceFormatError, match=message):
+        read_solution(tmp_path / "x.sol", read_instance(data_dir / f"tiny.{kind}"))

@@ -45,9 +45,12 @@ def test_tour_round_trip(tmp_path):
     path = tmp_path / "t.tour"
     path.write_text(format_tour("t", order, 12.0))
     np.testing.assert_array_equal(read_tour(path, 4), order)
-    np.testing.assert_array_equal(read_tour(path, 5), order)  # node 5 missing: for validation
-    with pytest.raises(InstanceFormatError, match=r"line 8: TOUR_SECTION: '4' is not a node id in 1\.\.3"):
-        read_tour(path, 3)
+    path.with_suffix(".short").write_text("TOUR_SECTION\n3\n1\n4\n2\n-1\n")
+    np.testing.assert_array_equal(read_tour(path.with_suffix(".short"), 5), order)  # for validation
+    with pytest.raises(InstanceFormatError, match="line 4: DIMENSION 4 is not the instance's 5"):
+        read_tour(path, 5)  # the tour of another instance
+    with pytest.raises(InstanceFormatError, match=r"line 4: TOUR_SECTION: '4' is not a node id in 1\.\.3"):
+        read_tour(path.with_suffix(".short"), 3)
 
 
 @pytest.mark.parametrize("token", ["1e2", "0", "99999999999999999999", "2.5", "1_0", "١"])
@@ -62,3 +65,22 @@ def test_largest_tsplib_file_reads(benchdata):
     # its reading time is measured by benchmarks/bench_io.py, never asserted here
     inst = read_instance(benchdata / "tsplib" / "pla85900.tsp")
     assert inst.size == 85900 and inst.metric.rule == "ceil2d"
+
+
+@pytest.mark.parametrize("row, what", [("14 1000 94.55", "latitude of node 14 is 1000"),
+                                       ("14 20.09 -5000", "longitude of node 14 is -5000"),
+                                       ("14 90.01 94.55", "latitude of node 14 is 90.01")])
+def test_geo_coordinates_must_be_latitudes_and_longitudes(tmp_path, data_dir, row, what):
+    text = (data_dir / "geo_burma14.tsp").read_text().replace("  14  20.09       94.55", row)
+    (tmp_path / "bad.tsp").write_text(text)
+    with pytest.raises(InstanceFormatError, match=f"line 22: NODE_COORD_SECTION: {what}; GEO"):
+        read_instance(tmp_path / "bad.tsp")
+
+
+def test_round_geo_checks_the_coordinates_it_reads_as_degrees(tmp_path, data_dir):
+    assert read_instance(data_dir / "tiny.tsp", "geo").metric.rule == "geo"
+    (tmp_path / "far.tsp").write_text((data_dir / "tiny.tsp").read_text().replace("4 0 5",
+                                                                                  "4 0 500"))
+    assert read_instance(tmp_path / "far.tsp").metric.rule == "euc2d"
+    with pytest.raises(InstanceFormatError, match="line 9: .*longitude of node 4 is 500; GEO"):
+        read_instance(tmp_path / "far.tsp", "geo")

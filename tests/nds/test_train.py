@@ -148,7 +148,7 @@ def test_init_starts_from_a_policy_checkpoint_and_adds_the_distance_bias(tmp_pat
     assert trainer.model.config.distance_bias
     other = NDSPolicy(NDSConfig(**{**old.config.to_dict(), "embed_dim": 16, "num_heads": 4}))
     save(to_checkpoint(other), tmp_path / "other.pt")
-    with pytest.raises(CheckpointError, match="architecture"):
+    with pytest.raises(CheckpointError, match="a checkpoint of embed_dim 16, not 32"):
         NDSTrainer(tiny(tmp_path, run_dir=str(tmp_path / "c"), init=str(tmp_path / "other.pt")),
                    quiet=True)
 

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -41,11 +43,13 @@ def test_a_flipped_byte_in_the_weights_is_refused(tmp_path):
         load_policy(path)
 
 
-@pytest.mark.parametrize("content", [b"", b"not a checkpoint", b"PK\x03\x04truncated"])
+# short text (the unpickler meets it with a KeyError or an IndexError) and stray pickles too
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint", b"PK\x03\x04truncated", b"hello\n",
+                                     b"a", b"\x80\x02}q\x00.", b"\x80\x04K\x01."])
 def test_unreadable_files_are_one_line_errors(tmp_path, content):
     path = tmp_path / "bad.pt"
     path.write_bytes(content)
-    with pytest.raises(CheckpointError, match="not a readable routecli checkpoint"):
+    with pytest.raises(CheckpointError, match="not a (readable )?routecli checkpoint"):
         load(path)
 
 
@@ -171,3 +175,55 @@ def test_a_format_1_file_loads_with_its_tensor_digest_checked(tmp_path):
     torch.save(data, tmp_path / "old.pt")
     with pytest.raises(CheckpointError, match="weights do not match"):
         load_policy(tmp_path / "old.pt")
+
+
+def test_a_folder_is_named_a_folder(tmp_path):
+    with pytest.raises(CheckpointError, match="is a folder, not a checkpoint file"):
+        load(tmp_path)
+
+
+def _with_weights(tmp_path: Path, change) -> Path:
+    """A checkpoint of :func:`small_model` whose weights ``change`` edits, digests recomputed
+    (what a careful forger, or a training run gone wrong, writes)."""
+    data = to_checkpoint(small_model())
+    change(data["model"])
+    path = tmp_path / "edited.pt"
+    dense = all(t.layout == torch.strided and not t.is_meta for t in data["model"].values())
+    if dense:
+        save(data, path)
+    else:  # no digest of a sparse or meta tensor: the check must come before the digest's
+        torch.save(data, path)
+    return path
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda w: w["embed.weight"].fill_(float("nan")), "embed.weight' holds NaN or infinite"),
+    (lambda w: w["embed.weight"].fill_(float("inf")), "holds NaN or infinite"),
+    (lambda w: [t.zero_() for t in w.values()], "every weight is zero"),
+    (lambda w: w.update({"embed.weight": w["embed.weight"].to_sparse()}), "layout torch.sparse_coo"),
+    (lambda w: w.update({"embed.weight": torch.empty(3, 3, device="meta")}), r"no data \(meta\)"),
+])
+def test_weights_that_cannot_be_a_trained_model_are_refused(tmp_path, change, message):
+    path = _with_weights(tmp_path, change)
+    with pytest.raises(CheckpointError, match=message):
+        load(path)
+    with pytest.raises(CheckpointError, match=message):
+        load_policy(path)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), [1.0, float("-inf")]])
+def test_a_configuration_value_that_is_not_finite_is_refused(tmp_path, value):
+    data = to_checkpoint(small_model())
+    data["config"]["clip"] = value
+    save(data, tmp_path / "clip.pt")
+    with pytest.raises(CheckpointError, match="configuration 'clip'=.* is not a plain finite"):
+        load_policy(tmp_path / "clip.pt")
+
+
+def test_a_checkpoint_of_another_problem_or_without_a_runs_state_is_refused(tmp_path):
+    save(to_checkpoint(small_model()), tmp_path / "cvrp.pt")
+    with pytest.raises(CheckpointError, match="a checkpoint of problem 'cvrp', not 'tsp'"):
+        load_policy(tmp_path / "cvrp.pt", expect={"problem": "tsp"})
+    with pytest.raises(CheckpointError, match="not a training run's state .no optimizer."):
+        load(tmp_path / "cvrp.pt", needs={"optimizer": dict})
+    assert load(tmp_path / "cvrp.pt", expect={"problem": "cvrp"})["kind"] == "miloop"

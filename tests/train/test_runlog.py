@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from routecli.train.runlog import rewind
+from routecli.train.runlog import append, rewind
 
 
 def test_rewind_drops_records_after_the_checkpoint_step_and_torn_lines(tmp_path):
@@ -16,3 +16,15 @@ def test_rewind_drops_records_after_the_checkpoint_step_and_torn_lines(tmp_path)
     assert [json.loads(line) for line in log.read_text().splitlines()] == records[:4]
     assert rewind(log, 20) == 0
     assert rewind(tmp_path / "absent.jsonl", 5) == 0
+
+
+def test_records_are_strict_json_with_undefined_numbers_null(tmp_path):
+    append(tmp_path / "run" / "log.jsonl", {"step": 1, "best_gap": float("inf"),
+                                             "loss": float("nan"), "cost": 2.5})
+
+    def refuse(token: str) -> None:
+        raise ValueError(token)
+
+    line = (tmp_path / "run" / "log.jsonl").read_text()
+    assert json.loads(line, parse_constant=refuse) == {"step": 1, "best_gap": None,
+                                                       "loss": None, "cost": 2.5}

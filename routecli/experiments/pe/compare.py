@@ -10,9 +10,15 @@ from pathlib import Path
 
 from routecli.errors import OptionError
 from routecli.experiments.pe.claims import report as report_claims
-from routecli.experiments.pe.pairs import finished, run, slug
+from routecli.experiments.pe.pairs import check_run_folder, finished, run, slug
 from routecli.experiments.pe.paper import expand_pes
-from routecli.experiments.pe.protocol import PLUMBING_CHECK, make_protocol, plumbing_check
+from routecli.experiments.pe.protocol import (
+    PLUMBING_CHECK,
+    check_pe,
+    check_room,
+    make_protocol,
+    plumbing_check,
+)
 from routecli.experiments.pe.summary import report
 from routecli.resources import resolve_device
 from routecli.tasks import Executor
@@ -50,16 +56,17 @@ def compare(problem: str, size: int, pe: str = TABLE4, runs: int = 3, budget: st
     torch.set_num_threads(threads)
     protocol = make_protocol(problem, size, backbone, budget, test_size, images, capacity)
     pes = expand_pes(pe, problem)
+    if versus is not None:
+        names = expand_pes(versus, problem)
+        if len(names) != 1:
+            raise OptionError(f"--versus must name one encoding, got {versus!r}")
+        versus = names[0]
+    for name in dict.fromkeys([*pes, *([versus] if versus else [])]):
+        check_pe(protocol, name)
+    check_room(protocol)
     if runs < 1:
         raise OptionError(f"--runs must be >= 1, got {runs}")
     folder = out or default_folder(problem, size, backbone, budget)
-    if plumbing_check(budget):
-        log(f"note: {PLUMBING_CHECK}")
-    if not summary_only:
-        run(protocol, pes, list(range(runs)), folder, log=log, device=resolve_device(device),
-            executor=executor)
-    if not (folder / "rows.csv").is_file():
-        raise OptionError(f"--out: {folder} has no rows yet")
     scale = f"routecli compare-pe --problem {problem} --size {size}" + (
         "" if capacity is None else f" --capacity {capacity:g}")
     rest = (f"--runs {runs} --budget {budget} --backbone {backbone} --test-size {test_size} "
@@ -67,16 +74,26 @@ def compare(problem: str, size: int, pe: str = TABLE4, runs: int = 3, budget: st
     stem = "summary" if pe == TABLE4 else f"summary-{slug(pe)}"
     shown = f"{scale} --pe {pe} {rest}"
     if versus is not None:
-        names = expand_pes(versus, problem)
-        if len(names) != 1:
-            raise OptionError(f"--versus must name one encoding, got {versus!r}")
-        versus = names[0]
-        if not any(done == versus for done, _ in finished(folder)):
+        stem = f"summary-{slug(pe)}-vs-{slug(versus)}"
+        shown += f" --versus {versus}"
+    # every check before the first file: the folder, its protocol, its results files and the
+    # reports this run writes
+    check_run_folder(protocol, folder, [f"{stem}.md", f"{stem}.png", "claims.md"])
+    if summary_only and not (folder / "protocol.json").is_file():
+        raise OptionError(f"--summary-only: {folder} holds no compare-pe run")
+    if plumbing_check(budget):
+        log(f"note: {PLUMBING_CHECK}")
+    if not summary_only:
+        run(protocol, pes, list(range(runs)), folder, log=log, device=resolve_device(device),
+            executor=executor)
+    done = {name for name, _ in finished(folder)}
+    if not done & set(pes):
+        raise OptionError(f"--out: {folder} has no rows of {', '.join(pes)} yet")
+    if versus is not None:
+        if versus not in done:
             raise OptionError(f"--versus: {versus} has no rows in {folder}")
         if versus not in pes:
             pes.append(versus)
-        stem = f"summary-{slug(pe)}-vs-{slug(versus)}"
-        shown += f" --versus {versus}"
     text = report(protocol, folder, pes, shown, stem, versus)
     claims = report_claims(protocol, folder, f"{scale} {rest} --summary-only")
     return Comparison(text, (folder / f"{stem}.md", folder / f"{stem}.png"), claims,

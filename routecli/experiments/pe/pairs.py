@@ -52,6 +52,7 @@ from routecli.improve.env import make_instances
 from routecli.improve.imitation import ImitationConfig, teacher_evaluate, train_imitation
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
+from routecli.plots.figure import drawn_by_routecli
 from routecli.problems import cost, gap
 from routecli.results import ResultStore, read_csv, write_table
 from routecli.tasks import Executor, Inline, Task, run_tasks, task_key
@@ -85,6 +86,48 @@ def cost_store(out: Path) -> ResultStore:
     """``costs.csv``: the cost of every test instance per (PE, seed), without provenance of its
     own (the pair's ``rows.csv`` row has it)."""
     return ResultStore(out / "costs.csv", COST_FIELDS, COST_FIELDS[:3], provenance=False)
+
+
+def check_run_folder(protocol: Protocol, out: Path, reports: list[str]) -> None:
+    """Before any work, ``out`` may be written: new, empty, or a run folder of this
+    ``protocol`` (its ``protocol.json``) whose results files are this command's and whose
+    ``reports`` (file names: summaries, claims) are absent or were written by routecli.
+    Anything else (a file, a folder of the user's, another protocol's run, a foreign
+    ``rows.csv``, a user's ``summary-x.md``) is one :class:`OptionError`, with nothing
+    written."""
+    if out.exists() and not out.is_dir():
+        raise OptionError(f"--out {out} is a file, not a folder")
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    stored = out / "protocol.json"
+    try:
+        previous = json.loads(stored.read_text()) if stored.is_file() else None
+    except (OSError, ValueError):
+        previous = None
+    if previous is None:
+        raise OptionError(f"--out {out} holds files and is not a compare-pe run folder (no "
+                          "protocol.json of routecli's); use a new folder")
+    if previous != asdict(protocol):
+        raise OptionError(f"--out {out} holds a run of another protocol ({stored}); use another "
+                          "--out or the same options")
+    for name in ("rows.csv", "untrained.csv"):
+        row_store(out / name)  # a ResultStoreError for a file of other columns
+    for name in reports:
+        path = out / name
+        mine = drawn_by_routecli if name.endswith(".png") else written_report
+        if path.exists() and not (path.is_file() and mine(path)):
+            raise OptionError(f"--out {out}: {name} was not written by routecli; refusing to "
+                              "overwrite it (remove it or write elsewhere)")
+
+
+def written_report(path: Path) -> bool:
+    """Whether ``path`` is a Markdown report compare-pe wrote (a summary or the claims: each
+    ends with the command that made it)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return False
+    return text.rstrip().endswith("```") and "```sh\nroutecli compare-pe" in text
 
 
 def prepare(protocol: Protocol, out: Path, progress: bool = True) -> tuple[dict, np.ndarray]:

@@ -27,6 +27,8 @@ from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import DACT, DACTConfig, load_model, to_checkpoint
 from routecli.improve.n2s import N2S, N2SConfig, load_n2s, n2s_checkpoint
 from routecli.improve.train import PPOConfig
+from routecli.limits import MAX_STEPS
+from routecli.resources import require_memory
 from routecli.train.checkpoint import save
 
 PROBLEMS = ("cvrp", "vrptw", "pdtsp")
@@ -82,6 +84,9 @@ def parse_budget(spec: str, backbone: str) -> tuple[Schedule, int]:
             raise OptionError(f"--budget option {item!r}: {key} takes a {kind.__name__}") \
                 from None
         if key == "eval_steps":
+            if not 1 <= parsed <= MAX_STEPS:
+                raise OptionError(f"--budget option {item!r}: eval_steps must be from 1 to "
+                                  f"{MAX_STEPS:,}")
             steps = parsed
         else:
             train_options[key] = parsed
@@ -147,6 +152,29 @@ PLUMBING_CHECK = ("--budget smoke is a plumbing check: it shows that every step 
 def plumbing_check(budget: str) -> bool:
     """Whether ``budget`` is ``smoke``, whose results say nothing about the encodings."""
     return budget.split(":")[0].strip() == "smoke"
+
+
+def check_pe(protocol: Protocol, pe: str) -> None:
+    """Refuse, before any work, an encoding (with its ``NAME:key=value`` options) that the
+    backbone cannot be built with: an option the encoding does not take, a value it refuses."""
+    try:
+        build(protocol, pe, seed=0)
+    except (TypeError, ValueError, KeyError) as err:
+        raise OptionError(f"--pe {pe!r}: {' '.join(str(err).split())}") from None
+
+
+def check_room(protocol: Protocol) -> None:
+    """Refuse a protocol whose largest batch cannot be held: attention scores of every head
+    and layer over ``[B, V, V]``, kept for backward, at the larger of the training batch and
+    the test set with its images."""
+    schedule = protocol.schedule
+    trained = schedule.batch if isinstance(schedule, ImitationConfig) else schedule.batch_size
+    batch = max(trained, protocol.test_size * protocol.augment)
+    model = DACTConfig(**protocol.model) if protocol.backbone == "dact" else \
+        N2SConfig(**protocol.model)
+    nodes = protocol.size + 1
+    require_memory(16 * batch * model.num_heads * model.num_layers * nodes**2,
+                   f"a batch of {batch:,} instances of {nodes:,} nodes")
 
 
 def versus_pe(protocol: Protocol) -> str:
