@@ -201,13 +201,16 @@ def noted_signal() -> int | None:
 
 class Interruption:
     """A ``with`` block in which the first SIGINT or SIGTERM is noted instead of ending the
-    process: :attr:`signal` is its number and :func:`request_stop` is called, so a running solve
-    returns its best solution and a training loop stops after its step. A second signal acts as
-    the handler before the block does, for a user who will not wait. Only the main thread
-    receives signals; elsewhere the block notes none."""
+    process: :attr:`signal` is its number, and (``stop_solves``) :func:`request_stop` is
+    called, so a running solve returns its best solution; a training loop, which asks
+    :attr:`signal` between steps, leaves its searches alone (a validation search cut short
+    would log a gap it did not measure). A second signal acts as the handler before the block
+    does, for a user who will not wait. Only the main thread receives signals; elsewhere the
+    block notes none."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop_solves: bool = True) -> None:
         self.signal: int | None = None
+        self.stop_solves = stop_solves
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> Interruption:
@@ -225,7 +228,8 @@ class Interruption:
 
     def _note(self, number: int, frame: FrameType | None) -> None:
         self.signal = _noted["signal"] = number
-        request_stop()
+        if self.stop_solves:
+            request_stop()
         self._restore()
 
     def _restore(self) -> None:

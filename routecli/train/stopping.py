@@ -21,7 +21,8 @@ class StopReason(StrEnum):
 
 class TrainingStop:
     """A ``with`` block in which SIGINT and SIGTERM are noted instead of ending the process
-    (:class:`routecli.stop.Interruption`: the first one only), plus a wall-clock
+    (:class:`routecli.stop.Interruption`: the first one only; searches of the step, such as a
+    validation, run to their end), plus a wall-clock
     ``time_limit`` in seconds from entering the block.
 
     With several processes (``world > 1``) every rank stops at the same step: the reason is
@@ -30,7 +31,7 @@ class TrainingStop:
     def __init__(self, time_limit: float | None = None, world: int = 1):
         self.time_limit = time_limit
         self.world = world
-        self.interruption = Interruption()
+        self.interruption = Interruption(stop_solves=False)
         self.started = time.monotonic()
 
     def __enter__(self) -> TrainingStop:
