@@ -40,9 +40,45 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
+STOPPED_BY = {"time limit": "the time limit", "iteration limit": "the iteration limit",
+              "no improvement": "the no-improvement limit", "interrupted": "an interruption"}
+
+
+@dataclass(frozen=True)
+class Effort:
+    """How much of its plan a solve carried out: ``done`` of ``planned`` ``unit`` (rollouts,
+    iterations, moves; ``planned`` is None where only the clock bounds the count) in
+    ``seconds`` of search, the part ``--time-limit`` bounds, and what stopped it
+    (:meth:`routecli.stop.Watch.stopped_by`: ``finished`` when the plan ran out first).
+    ``note``: anything else the result depends on, in words."""
+
+    unit: str
+    done: int
+    planned: int | None
+    seconds: float
+    stopped_by: str = "finished"
+    note: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """The whole plan ran (a search bounded only by time has none to complete)."""
+        return self.note is None and (self.stopped_by == "finished" or (
+            self.planned is not None and self.done >= self.planned))
+
+    def __str__(self) -> str:
+        count = f"{self.done:,}" if self.planned is None else f"{self.done:,} of {self.planned:,}"
+        text = f"ran {count} {self.unit} in {self.seconds:.2f}s"
+        if self.stopped_by != "finished":
+            text += ", stopped by " + STOPPED_BY.get(self.stopped_by, self.stopped_by)
+        return text if self.note is None else f"{text}; {self.note}"
+
+
 class Solver(Protocol):
+    """``effort``: the latest solve's :class:`Effort` (None before the first)."""
+
     name: str
     problems: tuple[str, ...]
+    effort: Effort | None
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Solution: ...
@@ -142,7 +178,7 @@ def make_settings(name: str, options: Mapping[str, Any] | None = None, *,
 
     From a command: ``options`` are its model options by setting name, None or False when not
     given; a given one the model does not take is refused, named as its flag, with the flags
-    of the model's own options. ``resources`` (threads, device) apply to every model: one
+    of every command-line option the model declares. ``resources`` (threads, device) apply to every model: one
     whose settings lack them does not use them. From library code: settings ``values``
     (``rollouts=32``)."""
     cls = settings_type(name)
@@ -160,7 +196,8 @@ def make_settings(name: str, options: Mapping[str, Any] | None = None, *,
         if value is None or value is False:
             continue
         if key not in known:
-            takes = [_flag(k) for k in (options or {}) if k in known]
+            takes = [_flag(setting) for setting, offers in cli_options().items()
+                     if any(model == name for model, _ in offers)]
             raise OptionError(f"{_flag(key)} does not apply to model {name!r} (its own "
                               f"options: {', '.join(takes) or 'none'})")
         chosen[key] = value
@@ -220,6 +257,7 @@ class SolveResult:
     # (seconds since the solve started, best cost) at each improvement a search reported,
     # ending with the returned solution's cost; empty for a solver that reports no costs
     trajectory: tuple[tuple[float, float], ...] = ()
+    effort: Effort | None = None  # the solver's account of the solve
 
     @property
     def gap(self) -> float | None:
@@ -307,4 +345,4 @@ def run(solver: Solver, instance: Instance, *, seed: int = 0, stop: Criterion | 
     value = cost(instance, solution)
     return SolveResult(instance.name, instance.problem, instance.size, solver.name,
                        value, seconds, not problems, problems, solution, bks,
-                       instance.sense, trajectory.final(seconds, value))
+                       instance.sense, trajectory.final(seconds, value), solver.effort)

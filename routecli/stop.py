@@ -5,13 +5,20 @@ one default, and :class:`Watch`, the one helper every solver checks them through
 first. A solver given no criterion (``None``) runs its own default: a construction finishes; a
 search (hgs, sisr, nds) runs :data:`DEFAULT_SECONDS` unless its criterion bounds time or
 iterations (:func:`search_budget`).
+
+A stop can also be asked for from outside: :class:`Interruption` turns the first SIGINT or
+SIGTERM into such a request, and :func:`request_stop` makes one from any thread. Every
+:class:`Watch` is then done, so the running solver returns the best solution it has.
 """
 
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
 from dataclasses import dataclass
+from types import FrameType, TracebackType
 from typing import Any
 
 from routecli.errors import OptionError
@@ -129,6 +136,15 @@ def stop_after(seconds: float | None = None, iterations: int | None = None,
     return criteria[0] if len(criteria) == 1 else FirstOf(*criteria)
 
 
+def time_limit_only(stop: Criterion | None, what: str) -> Limits:
+    """The limits of ``stop`` for a solver without iterations (a construction, an exact
+    program), which refuses an iteration or no-improvement limit as a user error."""
+    limits = stop.limits() if stop is not None else Limits()
+    if limits.iterations is not None or limits.no_improvement is not None:
+        raise OptionError(f"{what} takes a time limit, not an iteration limit or a no-improvement limit")
+    return limits
+
+
 def search_budget(stop: Criterion | None) -> Criterion:
     """The criterion a search runs under: ``stop``, plus :data:`DEFAULT_SECONDS` when it
     bounds neither time nor iterations (a search must end)."""
@@ -148,6 +164,78 @@ def describe(stop: Criterion | None) -> dict[str, Any]:
     if limits.no_improvement is not None:
         record["no_improvement"] = limits.no_improvement
     return record
+
+
+_requested = threading.Event()  # a stop asked for from outside the solver
+
+
+def request_stop() -> None:
+    """Ask every running solve to stop at its next check and return the best solution it has
+    (thread-safe; :func:`clear_stop_request` ends the request)."""
+    _requested.set()
+
+
+def clear_stop_request() -> None:
+    _requested.clear()
+
+
+def stop_requested() -> bool:
+    return _requested.is_set()
+
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_noted: dict[str, int | None] = {"signal": None}  # of the latest Interruption block
+
+
+def signal_exit_code(number: int) -> int:
+    """128 + the signal's number, as shells report a process a signal ended (130 for SIGINT,
+    143 for SIGTERM)."""
+    return 128 + number
+
+
+def noted_signal() -> int | None:
+    """The signal the latest :class:`Interruption` block noted (None: none), also after the
+    block (a command reports it once the interrupted work has returned)."""
+    return _noted["signal"]
+
+
+class Interruption:
+    """A ``with`` block in which the first SIGINT or SIGTERM is noted instead of ending the
+    process: :attr:`signal` is its number, and (``stop_solves``) :func:`request_stop` is
+    called, so a running solve returns its best solution; a training loop, which asks
+    :attr:`signal` between steps, leaves its searches alone (a validation search cut short
+    would log a gap it did not measure). A second signal acts as the handler before the block
+    does, for a user who will not wait. Only the main thread receives signals; elsewhere the
+    block notes none."""
+
+    def __init__(self, stop_solves: bool = True) -> None:
+        self.signal: int | None = None
+        self.stop_solves = stop_solves
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> Interruption:
+        clear_stop_request()
+        _noted["signal"] = None
+        if threading.current_thread() is threading.main_thread():
+            for number in SIGNALS:
+                self._previous[number] = signal.signal(number, self._note)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self._restore()
+        clear_stop_request()
+
+    def _note(self, number: int, frame: FrameType | None) -> None:
+        self.signal = _noted["signal"] = number
+        if self.stop_solves:
+            request_stop()
+        self._restore()
+
+    def _restore(self) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
 
 
 class Watch:
@@ -187,7 +275,23 @@ class Watch:
                     and self.iterations - self.improved_at >= limits.no_improvement))
 
     def done(self) -> bool:
-        return self.out_of_iterations() or self.out_of_time()
+        return self.out_of_iterations() or self.out_of_time() or stop_requested()
+
+    def stopped_by(self) -> str:
+        """Why the run ended, if it ended now: ``interrupted`` (:func:`request_stop`), ``time
+        limit``, ``iteration limit``, ``no improvement``, else ``finished`` (the solver's plan
+        ran out first)."""
+        limits = self.limits
+        if stop_requested():
+            return "interrupted"
+        if self.out_of_time():
+            return "time limit"
+        if limits.iterations is not None and self.iterations >= limits.iterations:
+            return "iteration limit"
+        if (limits.no_improvement is not None
+                and self.iterations - self.improved_at >= limits.no_improvement):
+            return "no improvement"
+        return "finished"
 
     def iterations_left(self) -> int | None:
         limit = self.limits.iterations

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from routecli.io.datasets import DATA_ROOT_ENV, user_data_folder
+
 DATA = Path(__file__).parent / "data"
-BENCHDATA = Path(__file__).resolve().parents[2] / "shared" / "benchdata"
+
+
+def _benchdata() -> Path:
+    """The public sets for the tests that need them: ``$ROUTECLI_DATA``, else
+    ``../shared/benchdata`` beside the checkout, else the user data folder (``routecli data
+    fetch`` fills it)."""
+    shared = Path(__file__).resolve().parents[2] / "shared" / "benchdata"
+    if os.environ.get(DATA_ROOT_ENV):
+        return Path(os.environ[DATA_ROOT_ENV])
+    return shared if shared.is_dir() else user_data_folder()
+
+
+BENCHDATA = _benchdata()
 DEEP = 150  # characters of a folder path deeper than most users': messages must still fit
 
 
@@ -25,14 +40,21 @@ def benchdata() -> Path:
 
 
 @pytest.fixture
-def malformed_dir(tmp_path: Path) -> Path:
-    """A copy of tests/data/malformed in a folder whose path is at least ``DEEP`` characters
-    long, so that no test of an error message depends on where the checkout lives."""
+def deep_dir(tmp_path: Path) -> Path:
+    """An empty folder whose path is at least ``DEEP`` characters long, so that no test of an
+    error message depends on where the checkout lives."""
     folder = tmp_path
     while len(str(folder)) < DEEP:
         folder = folder / "a-deliberately-deep-folder"
-    shutil.copytree(DATA / "malformed", folder / "malformed")
-    return folder / "malformed"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def malformed_dir(deep_dir: Path) -> Path:
+    """A copy of tests/data/malformed in :func:`deep_dir`."""
+    shutil.copytree(DATA / "malformed", deep_dir / "malformed")
+    return deep_dir / "malformed"
 
 
 def single_torch_thread():

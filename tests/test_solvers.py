@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from routecli import generate as gen
@@ -40,13 +42,20 @@ def test_an_option_the_model_does_not_take_is_refused_by_its_flag_name():
         make_settings("sisr", {**COMMAND_OPTIONS, "augment": True})
 
 
-def test_a_refusal_lists_only_the_options_the_command_has():
-    # sisr's settings also hold rollouts, remove, t_start...: not options of the command
+def test_a_refusal_lists_every_option_the_model_has_on_the_command_line():
+    # sisr's settings also hold rollouts, remove, t_start...: not options of the command;
+    # the list is the model's, whichever options this command call happened to pass
     with pytest.raises(OptionError) as err:
         make_settings("sisr", {**COMMAND_OPTIONS, "decode": "greedy"})
-    assert str(err.value).endswith("(its own options: --polish)")
-    with pytest.raises(OptionError, match=r"its own options: none\)$"):
+    assert str(err.value).endswith("(its own options: --init, --policy, --polish)")
+    with pytest.raises(OptionError) as err:
+        make_settings("miloop", {"policy": "strings", "augment": False})
+    assert str(err.value).endswith("(its own options: --decode, --starts, --augment, "
+                                   "--checkpoint, --candidates, --precision)")
+    with pytest.raises(OptionError, match=r"its own options: --init\)$"):
         make_settings("hgs", {**COMMAND_OPTIONS, "starts": 5})
+    with pytest.raises(OptionError, match=r"its own options: none\)$"):
+        make_settings("nn", {**COMMAND_OPTIONS, "starts": 5})
 
 
 def test_resources_apply_to_every_model():
@@ -111,6 +120,81 @@ def test_a_knapsack_gap_is_the_share_of_the_best_value_missed():
     assert best.feasible and greedy.feasible and greedy.cost <= best.cost
     assert greedy.gap == pytest.approx(100 * (best.cost - greedy.cost) / best.cost)
     assert run(make_solver("exact"), kp, bks=best.cost).gap == 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# every model, every distance rule: a feasible solution (a bug in one rule's translation, such
+# as hgs scaling distances but not loads, shows up as an infeasible solution here)
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = sorted(p for p in (ROOT / "data" / "demo").iterdir()
+                  if p.suffix in (".tsp", ".vrp", ".kp")) + \
+    sorted(p for p in (ROOT / "tests" / "data").glob("tiny*") if p.suffix != ".sol")
+# small budgets: feasibility, not quality, is under test
+BUDGETS = {"hgs": MaxIterations(50), "sisr": MaxIterations(300), "nds": MaxIterations(10),
+           "dact": MaxIterations(10)}
+
+
+@pytest.fixture(scope="module")
+def improvement_checkpoints(tmp_path_factory):
+    """Untrained compare-pe policies (their moves are feasible by construction)."""
+    import torch
+
+    from routecli.improve.env import PROBLEMS
+    from routecli.improve.model import DACT, DACTConfig, to_checkpoint
+    from routecli.train.checkpoint import save
+
+    from .improve.test_model import SMALL
+
+    folder = tmp_path_factory.mktemp("dact")
+    torch.manual_seed(0)
+    return {p: str(save(to_checkpoint(DACT(DACTConfig(problem=p, pe="ipe_xpe", **SMALL))),
+                        folder / f"{p}.pt")) for p in PROBLEMS}
+
+
+def every_customer_servable(instance) -> bool:
+    """Whether a route depot -> i -> depot on time serves each customer alone (a VRPTW whose
+    distance rule stretches travel past the windows has no feasible solution to find)."""
+    import numpy as np
+
+    from routecli.problems import VRPTWInstance
+
+    if not isinstance(instance, VRPTWInstance):
+        return True
+    customers = np.arange(1, instance.metric.size)
+    out = instance.metric.pairs(np.zeros_like(customers), customers)
+    back = instance.metric.pairs(customers, np.zeros_like(customers))
+    start = np.maximum(instance.ready[0] + out, instance.ready[1:])
+    return bool(np.all((start <= instance.due[1:])
+                       & (start + instance.service[1:] + back <= instance.due[0])))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_every_model_is_feasible_under_every_distance_rule(path, improvement_checkpoints):
+    from routecli.cli.choices import ROUND
+    from routecli.errors import InstanceFormatError
+    from routecli.io import read_instance
+
+    rules = ["file"] if path.suffix == ".kp" else ROUND
+    failures = []
+    for rule in rules:
+        try:
+            instance = read_instance(path, rule)
+        except InstanceFormatError:  # coordinates the rule cannot take (GEO beyond 90 degrees)
+            continue
+        if not every_customer_servable(instance):  # under GEO, tiny_solomon's km break windows
+            continue
+        for name in REGISTRY:
+            solver = make_solver(name, make_settings(name, {}, resources={"threads": 1}))
+            if instance.problem not in solver.problems:
+                continue
+            if name == "dact":
+                solver = make_solver(name, threads=1,
+                                     checkpoint=improvement_checkpoints[instance.problem])
+            result = run(solver, instance, seed=0, stop=BUDGETS.get(name))
+            if not result.feasible:
+                failures.append(f"{name} --round {rule}: {'; '.join(result.problems[:2])}")
+    assert failures == []
 
 
 def test_every_command_line_option_a_model_declares_is_a_setting_of_that_model():

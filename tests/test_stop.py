@@ -83,3 +83,46 @@ def test_criteria_pickle_for_worker_processes_and_describe_plainly():
     assert describe(stop) == {"seconds": 2, "iterations": 9}
     assert describe(None) == {"seconds": None, "iterations": None}
     assert describe(NoImprovement(4))["no_improvement"] == 4
+
+
+def test_an_interruption_notes_the_first_signal_and_every_watch_is_done():
+    import os
+    import signal
+
+    from routecli.stop import Interruption, noted_signal, stop_requested
+
+    watch = Watch(MaxIterations(10))
+    with Interruption() as interruption:
+        assert not watch.done() and watch.stopped_by() == "finished"
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert interruption.signal == signal.SIGTERM and stop_requested()
+        assert watch.done() and watch.stopped_by() == "interrupted"
+    assert not stop_requested() and noted_signal() == signal.SIGTERM
+    assert not watch.done()
+
+
+def test_a_watch_says_which_limit_stopped_it():
+    from routecli.stop import clear_stop_request, request_stop
+
+    watch = Watch(MaxIterations(10) | NoImprovement(3))
+    watch.record(2, 5.0)
+    watch.record(5)
+    assert watch.stopped_by() == "no improvement"
+    watch = Watch(MaxIterations(10))
+    watch.record(10)
+    assert watch.stopped_by() == "iteration limit"
+    assert Watch(MaxRuntime(0)).stopped_by() == "time limit"
+    request_stop()
+    try:
+        assert Watch(None).stopped_by() == "interrupted"
+    finally:
+        clear_stop_request()
+
+
+def test_solvers_without_iterations_refuse_iteration_limits():
+    from routecli.stop import time_limit_only
+
+    assert time_limit_only(MaxRuntime(3), "nn").seconds == 3
+    for stop in (MaxIterations(3), NoImprovement(3) | MaxRuntime(1)):
+        with pytest.raises(OptionError, match="nn takes a time limit, not an iteration limit"):
+            time_limit_only(stop, "nn")

@@ -139,20 +139,6 @@ def search_rows(problem: str, size: int, num: int, seed: int, shifts: list[str],
     return rows
 
 
-def depot_slots(problem: str, batch: dict[str, np.ndarray]) -> int | None:
-    """Depot slots of the improvement backbone's CVRP giant tour for ``batch``: the training
-    size's (:func:`routecli.improve.env.depot_copies`), or more where a tighter capacity
-    needs them (the next-fit start tour of a random order uses fewer than
-    ``2 * demand / capacity + 1`` routes). None (the default) for VRPTW, which has a slot
-    per customer."""
-    from routecli.improve.env import depot_copies
-
-    if problem != "cvrp":
-        return None
-    load = batch["demand"].sum(1) / batch["capacity"]  # [B] in vehicle loads
-    return max(depot_copies(batch["locs"].shape[1] - 1), math.ceil(2 * float(load.max())) + 1)
-
-
 @dataclass(frozen=True)
 class CompareRun:
     """A ``compare-pe`` run folder: its protocol and trained models."""
@@ -207,6 +193,7 @@ def compare_pe_rows(run: CompareRun, shifts: list[str], pes: list[str] | None,
     shifted test set (the protocol's test seed, size and step budget unless overridden)."""
     import torch
 
+    from routecli.improve.env import depot_slots
     from routecli.improve.model import load_model
     from routecli.improve.train import evaluate
     from routecli.problems import gap

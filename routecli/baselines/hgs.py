@@ -6,7 +6,9 @@ with prizes (PyVRP minimises distance + uncollected prizes, the same argmin as d
 collected prizes), PDTSP one vehicle with pickup-delivery shipments. PyVRP works in integers:
 integral metrics (TSPLIB rules, explicit matrices) go in unchanged; exact Euclidean instances
 are scaled by :data:`EXACT_SCALE` and rounded, and the returned solution is re-costed by the
-instance on its own scale.
+instance on its own scale. Loads are scaled by the same factor as distances: PyVRP bounds its
+penalty per unit of excess load (``PenaltyParams.max_penalty``), so distances scaled alone
+would make overloading a route cheaper than driving and its search return overloaded routes.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from routecli.problems import (
     VRPTWInstance,
 )
 from routecli.resources import require_memory
-from routecli.solvers import Progress, ProgressFn, read_start
+from routecli.solvers import Effort, Progress, ProgressFn, read_start
 from routecli.stop import Criterion, Watch, search_budget
 
 EXACT_SCALE = 10_000
@@ -41,6 +43,10 @@ BLOCK_PAIRS = 1 << 22  # node pairs per block when filling the integer matrices 
 # and Ghent1, 3,001 to 10,001 nodes: 0.50, 1.11, 2.64 GB); the base is rounded up.
 BYTES_PER_PAIR = 24
 BASE_BYTES = 400 * 2**20
+# Above this many nodes the search starts from nearest neighbour unless given a start: PyVRP's
+# own, a local search of a random solution to its end, runs before the stopping criterion is
+# first asked (over 12 minutes at 10,000 nodes, benchmarks/results/time_limit.md).
+NEAREST_START_NODES = 2_000
 _UNLIMITED = np.iinfo(np.int64).max
 
 
@@ -106,8 +112,9 @@ def problem_data(instance: Instance) -> pyvrp.ProblemData:
     else:
         # a knapsack has no metric: instance.metric above already raised for one
         assert isinstance(instance, CVRPInstance | VRPTWInstance | PCVRPInstance)
-        demand = np.asarray(instance.demands).astype(np.int64)
-        capacity = int(instance.capacity)
+        # loads err on the safe side like times: demands rounded up, the capacity down
+        demand = np.ceil(np.asarray(instance.demands, np.float64) * scale - 1e-9).astype(np.int64)
+        capacity = int(math.floor(float(instance.capacity) * scale + 1e-9))
         tw = _time_windows(instance, scale)
         if tw is not None:
             ready, due, service = tw
@@ -201,7 +208,7 @@ class _Watch:
         if self.watch.out_of_iterations():
             return True
         self.timed_out = self.watch.out_of_time()
-        return self.timed_out
+        return self.timed_out or self.watch.done()
 
 
 class _Latest(pyvrp.IteratedLocalSearchCallbacks):
@@ -230,6 +237,7 @@ class Run:
     early: list[Tour | Routes] = field(default_factory=list)
     early_iterations: list[int] = field(default_factory=list)
     seconds: float = 0.0  # the search's own wall clock, the part the criterion bounds
+    stopped_by: str = "finished"  # routecli.stop.Watch.stopped_by when it stopped
 
 
 def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
@@ -242,10 +250,11 @@ def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
     ``early = [(iterations, no_improvement), ...]``: also return, for each pair, the best
     solution at the point where these smaller limits stop the same run, which is the result of
     a run with them (the criterion only watches the search), at no extra cost. ``initial``:
-    a feasible solution to start from (PyVRP's warm start).
+    a feasible solution to start from (PyVRP's warm start; default: :func:`nearest_start`).
     """
     data = problem_data(instance)
-    warm = None if initial is None else pyvrp.Solution(data, _pyvrp_routes(initial))
+    start = initial if initial is not None else nearest_start(instance)
+    warm = None if start is None else pyvrp.Solution(data, _pyvrp_routes(start))
     watch = _Watch(stop, progress, _scale(instance), early)
     params = pyvrp.SolveParams(ils=pyvrp.IteratedLocalSearchParams(callbacks=_Latest(watch))) \
         if early else pyvrp.SolveParams()
@@ -256,7 +265,20 @@ def search(instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
                [_solution(instance, data, result.best if best is None else best)
                 for best in watch.early_best],
                [watch.calls - 1 if at is None else at for at in watch.early_at],
-               watch.watch.elapsed)
+               watch.watch.elapsed, watch.watch.stopped_by())
+
+
+def nearest_start(instance: Instance) -> Tour | Routes | None:
+    """The nearest-neighbour solution, PyVRP's start on instances above
+    :data:`NEAREST_START_NODES` nodes given no other (not PDTSP, whose shipments PyVRP places
+    itself); None (PyVRP's own start) otherwise."""
+    from routecli.baselines.construction import NearestNeighbour
+
+    if instance.size < NEAREST_START_NODES or isinstance(instance, PDTSPInstance):
+        return None
+    solution = NearestNeighbour().solve(instance)
+    assert isinstance(solution, Tour | Routes)
+    return solution
 
 
 def _pyvrp_routes(solution: Tour | Routes) -> list[list[int]]:
@@ -279,6 +301,7 @@ class HGS:
     def __init__(self, init: str | None = None) -> None:
         self.init = init
         self.last: Run | None = None  # the latest solve's run (iterations, for rates)
+        self.effort: Effort | None = None
 
     def check(self, instance: Instance) -> None:
         """Refuse, before any solving, an instance whose matrices would not fit in the memory
@@ -301,9 +324,11 @@ class HGS:
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Tour | Routes:
-        self.last = search(instance, seed=seed, stop=stop, progress=progress,
-                           initial=self.start(instance))
-        return self.last.solution
+        run = self.last = search(instance, seed=seed, stop=stop, progress=progress,
+                                 initial=self.start(instance))
+        self.effort = Effort("iterations", run.iterations, search_budget(stop).limits().iterations,
+                             run.seconds, run.stopped_by)
+        return run.solution
 
 
 @dataclass(frozen=True)

@@ -21,22 +21,25 @@ import numpy as np
 
 from routecli.errors import OptionError
 from routecli.problems import Instance, KPInstance, Selection
-from routecli.solvers import ProgressFn
-from routecli.stop import Criterion, Watch
+from routecli.solvers import Effort, Progress, ProgressFn
+from routecli.stop import Criterion, time_limit_only
 
 FEASIBILITY = 1e-7  # HiGHS's primal feasibility tolerance
 
 
-def greedy_selection(weights: np.ndarray, values: np.ndarray, capacity: float) -> np.ndarray:
-    """Item ids taken by the value/weight greedy, in the order taken. ``[k]``."""
+def greedy_selection(weights: np.ndarray, values: np.ndarray, capacity: float,
+                     taken: np.ndarray | None = None) -> np.ndarray:
+    """Item ids taken by the value/weight greedy, in the order taken, after the items
+    ``taken`` already (which must fit). ``[k]``."""
     order = np.lexsort((np.arange(len(weights)), -values / weights))  # ties: lower id first
-    taken = []
-    room = float(capacity)
+    chosen = [] if taken is None else [int(i) for i in taken]
+    room = float(capacity) - float(np.sum(weights[chosen]))
+    already = set(chosen)
     for i in order:
-        if weights[i] <= room:
-            taken.append(int(i))
+        if i not in already and weights[i] <= room:
+            chosen.append(int(i))
             room -= float(weights[i])
-    return np.asarray(taken, np.int64)
+    return np.asarray(chosen, np.int64)
 
 
 @contextmanager
@@ -88,19 +91,22 @@ class ExactKnapsack:
     name = "exact"
     problems = ("kp",)
 
+    def __init__(self) -> None:
+        self.effort: Effort | None = None
+
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Selection:
         if not isinstance(instance, KPInstance):
             raise OptionError(f"exact solves knapsacks, not {instance.problem.upper()}")
-        limits = Watch(stop).limits
-        if limits.iterations is not None or limits.no_improvement is not None:
-            raise OptionError("exact takes a time limit, not an iteration limit")
+        limits = time_limit_only(stop, "exact")
         started = time.perf_counter()
-        chosen, _ = optimum(instance.weights, instance.values, instance.capacity, limits.seconds)
+        chosen, proven = optimum(instance.weights, instance.values, instance.capacity,
+                                 limits.seconds)
+        seconds = time.perf_counter() - started
+        self.effort = Effort("programs", 1, 1, seconds, "finished" if proven else "time limit",
+                             None if proven else "not proven optimal")
         if progress is not None:
-            from routecli.solvers import Progress
-
-            progress(Progress(time.perf_counter() - started, share=1.0))
+            progress(Progress(seconds, share=1.0))
         return Selection(chosen)
 
 

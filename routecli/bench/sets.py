@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from routecli.errors import OptionError
-from routecli.io.files import DATA_ROOT_ENV, data_root, folder_instances
+from routecli.errors import OptionError, display_path
+from routecli.io.datasets import DATASETS, data_root
+from routecli.io.files import folder_instances
 
 # name -> (folder under the data root, file pattern, size buckets key)
 NAMED_SETS: dict[str, tuple[str, str, str]] = {
-    "tsplib": ("tsplib", "*.tsp", "tsp"),
-    "cvrplib-x": ("cvrplib/X", "*.vrp", "cvrp"),
-    "cvrplib-ags": ("cvrplib/AGS", "*.vrp", "cvrp"),
-}
+    name: (d.folder, f"*{d.instance}", d.problem) for name, d in DATASETS.items()}
 
 
 def resolve(targets: list[str], root: Path | None = None) -> list[Path]:
@@ -22,12 +20,14 @@ def resolve(targets: list[str], root: Path | None = None) -> list[Path]:
         if target in NAMED_SETS:
             base = data_root(root)
             if base is None:
-                raise OptionError(f"set {target!r} needs a data root: pass --data-root or set "
-                                  f"${DATA_ROOT_ENV} (../shared/benchdata is absent)")
+                raise OptionError(f"set {target!r}: no data folder; routecli data fetch "
+                                  "downloads the sets (routecli data path says where)")
             folder, pattern, _ = NAMED_SETS[target]
             found = sorted((base / folder).glob(pattern))
             if not found:
-                raise OptionError(f"set {target!r}: no {pattern} files in {base / folder}")
+                raise OptionError(f"set {target!r}: no {pattern} files in "
+                                  f"{display_path(base / folder)}; routecli data fetch --set "
+                                  f"{target} downloads them")
             files += found
         elif Path(target).is_dir():
             files += folder_instances(target)

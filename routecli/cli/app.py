@@ -9,6 +9,7 @@ of them.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -25,18 +26,21 @@ from routecli.cli import (
     analyze_shift,
     bench,
     compare_pe,
+    data,
     generate,
     info,
     plot,
     plot_solution,
     probe,
     solve,
+    start_command,
     train,
     train_nds,
     validate,
 )
 from routecli.cli.common import err_console, new_app
 from routecli.errors import RoutecliError, one_line
+from routecli.stop import SIGNALS, signal_exit_code
 
 app = new_app("Neural vehicle routing from the command line: read TSPLIB/CVRPLIB files, solve "
               "them with MiLoop, neural deconstruction search or PyVRP, and measure the gap to "
@@ -55,6 +59,7 @@ app.add_typer(analyze.app, name="analyze")
 app.command("probe")(probe.probe)
 plot.app.command("solution")(plot_solution.solution)
 app.add_typer(plot.app, name="plot")
+app.add_typer(data.app, name="data")
 
 
 @app.callback(invoke_without_command=True)
@@ -78,7 +83,6 @@ def _interrupt(number: int, frame: FrameType | None) -> None:
     raise Interrupted(number)
 
 
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + the signal number, as shells do
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,9 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     Python warnings (torch's among them) are held until the command ends: after an error
     stderr holds the one ``error:`` line alone; otherwise each prints as one ``warning:``
     line."""
+    if argv is not None:
+        start_command()
     handlers = {}
     if threading.current_thread() is threading.main_thread():
-        handlers = {number: signal.signal(number, _interrupt) for number in EXIT_CODES}
+        handlers = {number: signal.signal(number, _interrupt) for number in SIGNALS}
     try:
         with warnings.catch_warnings(record=True) as caught:
             code = _run(argv)
@@ -100,7 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         for warning in caught:
             err_console.print(f"warning: {one_line(str(warning.message))}", markup=False)
     if argv is None:
-        sys.exit(code)
+        # The work is done and written (outputs are atomic and closed, pools joined): skip the
+        # interpreter's teardown, which with torch and numba loaded takes another second or
+        # two after the last line.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     return code
 
 
@@ -122,7 +133,7 @@ def _run(argv: list[str] | None) -> int:
         code = 2
     except Interrupted as exc:
         err_console.print(f"interrupted ({signal.Signals(exc.number).name})", markup=False)
-        code = EXIT_CODES[signal.Signals(exc.number)]
+        code = signal_exit_code(exc.number)
     except (Abort, KeyboardInterrupt):
         err_console.print("interrupted", markup=False)
         code = 130

@@ -90,11 +90,14 @@ def bench(
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TextColumn("{task.fields[last]}"))
     command = "routecli " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    with Progress(*columns, console=console) as progress:
-        total = len(files) * (runs or (preset.runs if preset is not None else 1))
-        task = progress.add_task(f"bench {model}", total=total, last="")
+    # The bar appears once the output folder is claimed: a refused --out is one line alone.
+    progress = Progress(*columns, console=console)
+    total = len(files) * (runs or (preset.runs if preset is not None else 1))
+    task = progress.add_task(f"bench {model}", total=total, last="")
+    try:
 
         def start(done: int) -> None:
+            progress.start()
             progress.update(task, completed=done)
 
         def advance(row) -> None:  # noqa: ANN001 - BenchRow
@@ -110,6 +113,9 @@ def bench(
                          stop=options.stop(), protocol=preset, executor=engine,
                          rounding=None if rounding == "file" else rounding,
                          force=force, on_start=start, on_row=advance, finish=report)
+    finally:
+        if progress.live.is_started:
+            progress.stop()
     for problem, summaries in summarise(rows).items():
         cells = "  ".join(f"{s.label} {fmt_gap(s.mean_gap)}" for s in summaries)
         console.print(f"{problem.upper()}: {cells}  solved {summaries[-1].solved}/"

@@ -18,7 +18,7 @@ from rich.console import Console
 from typer.core import TyperArgument, TyperCommand
 
 from routecli.cli import choices
-from routecli.errors import OptionError, excerpt
+from routecli.errors import OptionError, display_path, excerpt
 from routecli.limits import BKS_MAX, BKS_MIN, BKS_RULE, MAX_JOBS, MAX_THREADS
 from routecli.resources import DEVICE_HELP, SEED_HELP, SEED_MAX, check_threads, resolve_device
 from routecli.stop import DEFAULT_SECONDS, MAX_ITERATIONS, MAX_SECONDS
@@ -60,10 +60,11 @@ TimeLimit = Annotated[float | None, typer.Option(
     "--time-limit", "-t", min=0.0, max=MAX_SECONDS, metavar="SECONDS",
     help=f"Seconds per instance, at most {MAX_SECONDS:.0f} (a week; default: hgs, sisr and nds "
     f"search {DEFAULT_SECONDS:g} s unless --iterations is given; the other models run to "
-    "completion). It bounds the search: loading weights, compiling kernels on first use and "
-    "--polish come on top (--json: seconds is the whole solve, search_seconds the search). "
-    "miloop starts no rollouts after it and returns the best finished; nn always finishes "
-    "within milliseconds.")]
+    "completion). It bounds the search (--json: search_seconds); start-up, reading, PyVRP's "
+    "set-up, compiling kernels on first use and --polish come on top (time= counts them). "
+    "miloop starts no rollouts after it and nearest neighbour finishes the one it cuts; dact "
+    "ends its move; nn and exact always finish. Ctrl-C or SIGTERM stops a search early and "
+    "keeps its best solution.")]
 Iterations = Annotated[int | None, typer.Option(
     "--iterations", min=1, max=MAX_ITERATIONS, metavar="N",
     help="Iteration limit per instance (hgs, sisr, nds; dact: moves).")]
@@ -180,18 +181,19 @@ def check_writable(path: Path, what: str) -> None:
     whose nearest existing parent is a file or a folder we may not create files in. The test
     is a real file created there and removed: permission bits say nothing when running as root
     or on a read-only mount."""
+    shown = display_path(path)
     if path.is_dir():
-        raise OptionError(f"{what} {path} is a folder, not a file")
+        raise OptionError(f"{what} {shown} is a folder, not a file")
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
-        raise OptionError(f"{what} {path}: {parent} is a file, not a folder")
+        raise OptionError(f"{what} {shown}: {display_path(parent)} is a file, not a folder")
     try:
         with tempfile.TemporaryFile(dir=parent):
             pass
     except OSError as exc:
-        raise OptionError(f"{what} {path}: cannot write in {parent} "
+        raise OptionError(f"{what} {shown}: cannot write in {display_path(parent)} "
                           f"({exc.strerror or type(exc).__name__})") from None
 
 

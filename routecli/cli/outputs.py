@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from routecli.cli.common import check_writable
-from routecli.errors import OptionError, excerpt
+from routecli.errors import OptionError, display_path, excerpt
 
 if TYPE_CHECKING:
     from routecli.problems import Instance, Solution
@@ -83,24 +83,25 @@ def _single_file(out: Path, problem: str) -> Path:
     expected = suffix_for(problem)
     if out.suffix != expected:
         kind = "a TSPLIB tour" if expected == ".tour" else "a CVRPLIB route file"
-        raise OptionError(f"--out {out}: a {problem.upper()} solution is {kind}; name the file "
-                          f"{out.with_suffix(expected).name}")
+        raise OptionError(f"--out {display_path(out)}: a {problem.upper()} solution is {kind}; "
+                          f"name the file {out.with_suffix(expected).name}")
     return out
 
 
 def _in_folder(out: Path, files: list[Path], problems: list[str]) -> list[Path]:
     if out.exists() and not out.is_dir():
-        raise OptionError(f"--out {out} is a file; {len(files)} inputs need a folder"
+        raise OptionError(f"--out {display_path(out)} is a file; {len(files)} inputs need a folder"
                           if len(files) > 1 else
-                          f"--out {out} is a file, not a .sol/.tour file or a folder")
+                          f"--out {display_path(out)} is a file, not a .sol/.tour file or a folder")
     if out.suffix in SOLUTION_SUFFIXES and not out.exists():
-        raise OptionError(f"--out {out}: {len(files)} inputs need a folder for --out, not a "
-                          f"{out.suffix} file")
+        raise OptionError(f"--out {display_path(out)}: {len(files)} inputs need a folder for "
+                          f"--out, not a {out.suffix} file")
     targets = [out / f"{f.stem}{suffix_for(p)}" for f, p in zip(files, problems, strict=True)]
     seen: dict[Path, Path] = {}
     for file, target in zip(files, targets, strict=True):
         if target in seen:
-            raise OptionError(f"{seen[target]} and {file} would both be written to {target}; "
+            raise OptionError(f"{display_path(seen[target], 50)} and {display_path(file, 50)} "
+                              f"would both be written to --out as {target.name}; "
                               "solve them into different folders")
         seen[target] = file
     return targets
@@ -114,7 +115,7 @@ def write_target(target: Path, instance: Instance, solution: Solution) -> Path:
     try:
         return write_solution(target, instance, solution)
     except OSError as exc:
-        raise OptionError(f"--out {target}: cannot write "
+        raise OptionError(f"--out {display_path(target)}: cannot write "
                           f"({exc.strerror or type(exc).__name__})") from None
 
 
@@ -130,8 +131,8 @@ def check_replaceable(target: Path, force: bool | None, what: str = "--out",
     if not target.exists() or force or (written or written_by_routecli)(target):
         return
     if is_bks_source(target):
-        raise OptionError(f"{what} {target} is the best-known solution of the instance beside "
-                          "it; refusing to overwrite it (--force overwrites)")
-    raise OptionError(f"{what} {target} exists and was not written by routecli; refusing to "
-                      "overwrite it (" + ("--force overwrites" if force is not None else
-                                          "remove it or write elsewhere") + ")")
+        raise OptionError(f"{what} {display_path(target)} is the best-known solution of the "
+                          "instance beside it; refusing to overwrite it (--force overwrites)")
+    raise OptionError(f"{what} {display_path(target)} exists and was not written by routecli; "
+                      "refusing to overwrite it (" + ("--force overwrites" if force is not None
+                                                     else "remove it or write elsewhere") + ")")

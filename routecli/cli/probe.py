@@ -3,7 +3,6 @@ D1-D3 on reference solutions (PE paper Section 5.2, Table 3)."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from routecli.cli.analyze import (
 )
 from routecli.cli.common import JOBS_HELP, Device, Seed, Threads, console, cpu_device
 from routecli.cli.outputs import output_path
+from routecli.cli.progress_bar import item_bar
 from routecli.errors import OptionError
 from routecli.limits import MAX_FACTOR, MAX_INSTANCES, MAX_JOBS, MIN_FACTOR
 from routecli.resources import DEFAULT_DEVICE
@@ -94,7 +94,6 @@ def probe(
                              help=OUT_HELP),
 ) -> None:
     import torch
-    from rich.progress import Progress
 
     from routecli.analysis.data import parse_set
     from routecli.analysis.probe import (
@@ -119,12 +118,11 @@ def probe(
     start = time.time()
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
+    names = names + (list(REFERENCES) if references else [])
     try:
-        with Progress(disable=not sys.stderr.isatty(), transient=True) as bar:
-            task = bar.add_task("probing", total=len(names) + 2 * references)
-            names = names + (list(REFERENCES) if references else [])
+        with item_bar("probe", len(names)) as done:
             results = run_probe(batch, names, pairs, dim=dim, num_heads=heads, seed=seed,
-                                pe_options=options, on_done=lambda _: bar.advance(task))
+                                pe_options=options, on_done=done)
     finally:
         torch.set_num_threads(previous_threads)
     rows = probe_rows(results, names, name)

@@ -4,11 +4,14 @@ time, for people (a line per instance, a summary table) or for scripts (``--json
 
 from __future__ import annotations
 
+import signal
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from routecli.cli import command_started
 from routecli.cli.common import (
     Bks,
     Rounding,
@@ -22,6 +25,7 @@ from routecli.cli.outputs import check_replaceable, output_path, solution_target
 from routecli.cli.progress_bar import node_bar, wants_bar
 from routecli.errors import OptionError
 from routecli.results import strict_json
+from routecli.stop import Interruption, signal_exit_code
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -79,15 +83,29 @@ def solve(
     written = {p.absolute() for p in [out, *targets] if p is not None}
     if csv_file is not None and csv_file.absolute() in written:
         raise OptionError(f"--csv {csv_file} is also where --out writes; name another file")
-    rows = [solve_one(solver, path, instance, target, seed=options.seed, stop=stop, bks=bks,
-                      machine=json_lines, settings=settings)
-            for path, instance, target in zip(paths, instances, targets, strict=True)]
+    rows: list[dict[str, Any]] = []
+    mark = command_started()
+    with Interruption() as interruption:  # the first signal: keep the best so far, then exit
+        for path, instance, target in zip(paths, instances, targets, strict=True):
+            row = solve_one(solver, path, instance, target, seed=options.seed, stop=stop,
+                            bks=bks, machine=json_lines, settings=settings, since=mark)
+            rows.append(row)
+            mark += row["seconds"]
+            if interruption.signal is not None:
+                break
     if csv_file is not None:
         from routecli.results import write_solve_csv
 
         write_solve_csv(csv_file, rows)
     if len(rows) > 1 and not json_lines:
         console.print(summary_table(rows))
+    if interruption.signal is not None:
+        left = len(paths) - len(rows)
+        err_console.print(f"interrupted ({signal.Signals(interruption.signal).name}): the "
+                          "best solution found so far is reported above"
+                          + (f"; {left} input{'s' * (left > 1)} not solved" if left else ""),
+                          markup=False)
+        raise typer.Exit(signal_exit_code(interruption.signal))
     if not all(row["feasible"] for row in rows):
         raise typer.Exit(1)
 
@@ -111,13 +129,15 @@ def csv_written_by_routecli(path: Path) -> bool:
 
 def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | None, *, seed: int,
               stop: Criterion | None, bks: float | None, machine: bool,
-              settings: Any = None) -> dict[str, Any]:
+              settings: Any = None, since: float | None = None) -> dict[str, Any]:
     """Solve one instance, report it (text or a JSON line), write its solution if feasible;
-    returns its row (:data:`routecli.results.SOLVE_FIELDS`)."""
+    returns its row (:data:`routecli.results.SOLVE_FIELDS`; its ``seconds`` count from the
+    ``time.perf_counter()`` value ``since``, default: the solve's start)."""
     from routecli.io import best_known
     from routecli.results import solve_record
     from routecli.solvers import ran_with, run
 
+    since = time.perf_counter() if since is None else since
     reference, source = best_known(instance, path, bks)
 
     def describe(progress: Progress) -> str:
@@ -147,7 +167,7 @@ def solve_one(solver: Solver, path: Path, instance: Instance, target: Path | Non
         written = write_target(target, instance, result.solution)
     row = solve_record(path, result, source, written, seed,
                        provenance(solver, ran_with(solver, settings), instance.problem),
-                       search_seconds(solver))
+                       time.perf_counter() - since)
     if machine:
         print(strict_json.dumps(row), flush=True)
     else:
@@ -167,16 +187,10 @@ def provenance(solver: Solver, settings: Any, problem: str) -> dict[str, Any]:
 
     digest = getattr(solver, "checkpoint_digest", lambda _: None)(problem)
     shown = asdict(settings) if is_dataclass(settings) and not isinstance(settings, type) else {}
+    for name in getattr(settings, "unused", tuple)():  # e.g. greedy decoding's starts
+        shown.pop(name, None)
     return {"settings": shown,
             "checkpoint_sha256": digest, "routecli_version": __version__}
-
-
-def search_seconds(solver: Solver) -> float | None:
-    """Seconds the latest search itself ran, the part ``--time-limit`` bounds (hgs, sisr, nds
-    keep their run as ``last``); ``None`` for a model without such a search. Loading weights,
-    compiling kernels and ``--polish`` are in the result's ``seconds`` only."""
-    seconds = getattr(getattr(solver, "last", None), "seconds", None)
-    return None if seconds is None else round(float(seconds), 4)
 
 
 def progress_text(progress: Progress, bks: float | None = None) -> str:
@@ -205,8 +219,10 @@ def print_result(r: SolveResult, written: Path | None, row: dict[str, Any]) -> N
     console.print(
         f"[bold]{r.instance}[/] {r.problem.upper()} n={r.size}  model={r.model}  "
         f"{measure}={fmt_cost(r.cost)}{named}  bks={fmt_cost(r.bks)}  gap={fmt_gap(r.gap)}  "
-        f"time={r.seconds:.2f}s  {status}")
+        f"time={row['seconds']:.2f}s (solve {r.seconds:.2f}s)  {status}")
     console.print(f"  made with {made_with(row)}", markup=False)
+    if r.effort is not None and not r.effort.complete:
+        console.print(f"  {r.effort}", markup=False)
     if written is not None:
         console.print(f"  wrote {written}", markup=False)
 
@@ -228,6 +244,8 @@ def summary_table(rows: list[dict[str, Any]]) -> Table:
 
     table = Table(title="routecli solve")
     measure = "cost / value" if any(r["problem"] == "kp" for r in rows) else "cost"
+    # time: each instance's share of the command's wall clock, as time= (the solve alone is in
+    # the lines above and in --json/--csv); the table fits an 80-column terminal
     for col in ("instance", "n", "model", measure, "bks", "gap", "time (s)", "feasible"):
         table.add_column(col, justify="left" if col in ("instance", "model") else "right")
     for r in rows:

@@ -35,6 +35,13 @@ TrainTimeLimit = Annotated[float | None, typer.Option(
     "last.pt.")]
 
 
+def when_written(files: str) -> str:
+    """When each of the run ``files`` appears (a run announces them before any exists)."""
+    saved = [f for f in files.split(", ") if f not in ("best.pt", "log.jsonl")]
+    return (f"log.jsonl as it goes, {' and '.join(saved)} at each checkpoint and at the end, "
+            "best.pt after each better validation")
+
+
 def run_folder(out: Path | None, run_dir: Path | None, default: str, resume: bool,
                files: str = RUN_FILES) -> Path:
     """The run folder (``--out``, or its old spelling ``--run-dir``, else ``default``): a
@@ -45,14 +52,17 @@ def run_folder(out: Path | None, run_dir: Path | None, default: str, resume: boo
     folder = out or run_dir or Path(default)
     check_folder(folder)
     check_run_folder(folder, resume)
-    console.print(f"{'resuming' if resume else 'writing'} {folder}/ ({files})",
+    console.print(f"{'resuming' if resume else 'training'} in {folder}/: {when_written(files)}",
                   markup=False)
     return folder
 
 
 def report_stop(reason: StopReason | None, folder: Path, step: int) -> None:
     """Say why training stopped early and where it can continue from; an interrupted run
-    exits 130, as the shell expects of Ctrl-C."""
+    exits as the shell expects of the signal (130 after Ctrl-C, 143 after SIGTERM)."""
+    import signal
+
+    from routecli.stop import noted_signal, signal_exit_code
     from routecli.train.stopping import StopReason
 
     if reason is None:
@@ -61,7 +71,7 @@ def report_stop(reason: StopReason | None, folder: Path, step: int) -> None:
             "continue")
     if reason is StopReason.INTERRUPTED:
         err_console.print(line, markup=False)
-        raise typer.Exit(130)
+        raise typer.Exit(signal_exit_code(noted_signal() or signal.SIGINT))
     console.print(line, markup=False)
 
 
@@ -117,7 +127,8 @@ def train(
     memory: Annotated[bool, typer.Option(help="Carry memory across steps.")] = True,
     val_size: Annotated[int | None, typer.Option(
         min=STAGE_RANGES["size"][0], max=STAGE_RANGES["size"][1], metavar="N",
-        help="Validation instance size (default 100; KP 200 items).")] = None,
+        help="Validation instance size (default: the size of the last curriculum stage, the "
+        "one training ends on).")] = None,
     kp_capacity: Annotated[str, typer.Option(
         metavar="C[,C...]", help="KP training capacities, used in turn step by step "
         "(validation cycles through 10, 25, 50, 100).")] = "25",
@@ -191,7 +202,7 @@ def train(
                       warmup_steps=warmup_steps,
                       seed=seed, init=init, val_instances=val_instances,
                       kp_capacities=kp_capacities(kp_capacity),
-                      val_size=val_size or (200 if problem == "kp" else 100),
+                      val_size=val_size or stages[-1].size,
                       val_every=val_every, val_time_limit=val_time_limit,
                       label_time_limit=label_time_limit, labels=str(labels),
                       label_instances=label_instances, label_jobs=label_jobs,

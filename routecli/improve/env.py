@@ -39,6 +39,18 @@ def depot_copies(customers: int) -> int:
     return max(2, math.ceil(DUMMY_RATE[near] * customers))
 
 
+def depot_slots(problem: str, batch: dict[str, np.ndarray]) -> int | None:
+    """Depot slots of the improvement backbone's CVRP giant tour for ``batch``: the training
+    size's (:func:`depot_copies`), or more where a tighter capacity
+    needs them (the next-fit start tour of a random order uses fewer than
+    ``2 * demand / capacity + 1`` routes). None (the default) for VRPTW, which has a slot
+    per customer."""
+    if problem != "cvrp":
+        return None
+    load = batch["demand"].sum(1) / batch["capacity"]  # [B] in vehicle loads
+    return max(depot_copies(batch["locs"].shape[1] - 1), math.ceil(2 * float(load.max())) + 1)
+
+
 @dataclass(frozen=True)
 class Instances:
     """``B`` instances of one problem in slot layout. ``coords`` ``[B, V, 2]`` (depot copies at

@@ -19,13 +19,13 @@ import numpy as np
 import torch
 
 from routecli.errors import OptionError
-from routecli.improve.env import PROBLEMS, Env, initial_orders, make_instances, to_solution
+from routecli.improve.env import PROBLEMS, Env, depot_slots, initial_orders, make_instances, to_solution
 from routecli.improve.model import DACT, load_model
 from routecli.improve.n2s import N2S, load_n2s
 from routecli.problems import CVRPInstance, Instance, PDTSPInstance, Solution, VRPTWInstance
 from routecli.problems.geometry import augment8
 from routecli.resources import resolve_device
-from routecli.solvers import Progress, ProgressFn, apply_threads
+from routecli.solvers import Effort, Progress, ProgressFn, apply_threads
 from routecli.stop import Criterion, MaxIterations, Watch
 from routecli.train.checkpoint import CheckpointError, load
 
@@ -70,6 +70,7 @@ class ImprovementSolver:
     def __init__(self, settings: Settings):
         self.settings = replace(settings, device=resolve_device(settings.device))
         self.model: DACT | N2S | None = None
+        self.effort: Effort | None = None
 
     def policy(self, problem: str) -> DACT | N2S:
         if self.settings.checkpoint is None:
@@ -97,7 +98,7 @@ class ImprovementSolver:
         watch = Watch(stop)
         model = self.policy(instance.problem)
         batch, span = instance_batch(instance)
-        data = make_instances(instance.problem, batch)
+        data = make_instances(instance.problem, batch, depot_slots(instance.problem, batch))
         images = 8 if self.settings.augment else 1
         generator = torch.Generator().manual_seed(seed)
         order = initial_orders(data, generator)
@@ -114,6 +115,8 @@ class ImprovementSolver:
                 if progress is not None and watch.best < best:
                     best = watch.best
                     progress(Progress(watch.elapsed, best=best * span))
+        self.effort = Effort("moves", moves, watch.limits.iterations, watch.elapsed,
+                             watch.stopped_by())
         return to_solution(data, env.best_order[int(env.best.argmin())])
 
 

@@ -1,9 +1,8 @@
-"""Which files are instances: the one rule ``solve``, ``bench`` and the BKS lookup share; and
-where the benchmark instances live (the data root)."""
+"""Which files are instances: the one rule ``solve``, ``bench`` and the BKS lookup share
+(where the benchmark instances live: :mod:`routecli.io.datasets`)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from routecli.errors import InstanceFormatError, display_path
@@ -19,16 +18,3 @@ def folder_instances(folder: str | Path) -> list[Path]:
         raise InstanceFormatError(f"{display_path(folder)}: no instance files "
                                   f"({', '.join(INSTANCE_SUFFIXES)}) in this folder")
     return found
-
-
-DATA_ROOT_ENV = "ROUTECLI_DATA"
-
-
-def data_root(given: Path | None = None) -> Path | None:
-    """``--data-root``, else ``$ROUTECLI_DATA``, else ``../shared/benchdata`` if it exists."""
-    if given is not None:
-        return given
-    if os.environ.get(DATA_ROOT_ENV):
-        return Path(os.environ[DATA_ROOT_ENV])
-    candidate = Path.cwd().parent / "shared" / "benchdata"
-    return candidate if candidate.is_dir() else None

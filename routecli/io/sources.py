@@ -1,6 +1,6 @@
 """Where the public benchmark sets come from. routecli ships none of their files (TSPLIB and
 CVRPLIB are third-party), so a missing input named like one of them gets an error that says
-where to download it, and where routecli's own demo instances are.
+where the data folder has it, or how to download it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from routecli.io.registry import registry
 
 SOURCES = {"TSPLIB": "http://comopt.ifi.uni-heidelberg.de/software/TSPLIB95/",
            "CVRPLIB": "http://vrp.galgos.inf.puc-rio.br"}
-DEMO_FOLDER = "data/demo"
 MAX_SHOWN_PATH = 50  # characters of the path, so the address fits the one error line
 SUFFIXES = (".opt.tour", ".tour", ".tsp", ".vrp", ".sol", ".txt")
 # Augerat, Christofides-Mingozzi-Toth, Golden, Li, Uchoa X and Arnold-Gendreau-Sorensen names.
@@ -39,12 +38,20 @@ def benchmark_set(path: str | Path) -> str | None:
 
 
 def no_such_file(path: str | Path, what: str = "file") -> InstanceFormatError:
-    """The error for a missing input, pointing a benchmark name to its source."""
+    """The error for a missing input: a benchmark file by name points to the copy in the data
+    folder if there is one (:mod:`routecli.io.datasets`), else to ``routecli data fetch`` and
+    the set's source."""
+    from routecli.io.datasets import locate
+
     known = benchmark_set(path)
     shown = display_path(path)
     if known is None:
         return InstanceFormatError(f"{shown}: no such {what}")
     shown = shown if len(shown) <= MAX_SHOWN_PATH else f"…/{Path(path).name}"
+    there = locate(Path(path).name)
+    if there is not None:
+        return InstanceFormatError(f"{shown}: no such {what}; the data folder has "
+                                   f"{display_path(there)}")
     return InstanceFormatError(f"{shown}: no such {what}; {known} instances are not shipped with "
-                               f"routecli: download them from {SOURCES[known]} (demo instances: "
-                               f"{DEMO_FOLDER}/)")
+                               f"routecli: routecli data fetch downloads them (from "
+                               f"{SOURCES[known]})")

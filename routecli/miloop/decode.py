@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from routecli.baselines.construction import complete_nearest
+from routecli.baselines.knapsack import greedy_selection
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
 from routecli.envs.base import CandidateSets, path_length
 from routecli.miloop import fused_greedy
@@ -32,7 +34,7 @@ from routecli.nn.device import native_bf16, resolve_precision
 from routecli.problems import CVRPInstance, KPInstance, PDTSPInstance, Routes, Selection, Tour, TSPInstance
 from routecli.problems.geometry import augment8
 from routecli.resources import PrecisionChoice
-from routecli.stop import Watch
+from routecli.stop import Watch, stop_requested
 
 MEMORY_BUDGET = 2 << 30  # bytes of rollout state (MiLoop memory, visit flags) per chunk
 FUSED_MIN_NODES = 2_000  # engine auto: greedy TSP decodes of this size and up run fused
@@ -58,40 +60,51 @@ def first_items(batch: dict[str, Tensor], starts: int) -> Tensor:
 
 
 class DeadlinePassed(Exception):
-    """Raised inside a rollout whose chunk cannot finish before the deadline."""
+    """Raised inside a rollout that must stop: the deadline passed or a stop was requested."""
 
 
 class DeadlinePace:
-    """Chunk sizes that keep a decode within its deadline (a ``time.perf_counter()`` value).
+    """Chunk sizes that keep a decode within its deadline (a ``time.perf_counter()`` value),
+    and the check that ends a chunk at the deadline or when a stop is requested
+    (:func:`routecli.stop.request_stop`; ``watched``: the decode serves a solve that honours
+    one).
 
-    The first chunk is one rollout, so a solution exists however short the limit; each later
+    Under a deadline, the first chunk is one rollout, so a solution exists soon; each later
     chunk is at most four times the last one and no larger than the rollouts that fit the time
     left at the pace measured so far (a small chunk's pace per rollout is slower than a large
     one's, so the estimate errs on the safe side). A chunk still running at the deadline is
-    abandoned at its next progress call. So a decode overruns its deadline by at most the
-    misestimate of one chunk's time, plus at most :data:`routecli.miloop.model.PROGRESS_EVERY`
-    construction steps of an abandoned chunk."""
+    abandoned after its current step; when it is the first, its first rollout is finished by
+    nearest neighbour (:func:`finish_nearest`). So a decode overruns its deadline by at most one
+    construction step and that completion (milliseconds at 10,000 nodes)."""
 
-    def __init__(self, deadline: float | None, chunk: int):
+    def __init__(self, deadline: float | None, chunk: int, watched: bool = False):
         self.deadline = deadline
         self.chunk = chunk
+        self.watched = watched
         self.last = 0  # rollouts in the last chunk
         self.seconds_per_rollout = 0.0
         self.started = time.perf_counter()
 
+    def over(self) -> bool:
+        """The deadline has passed or a stop was requested."""
+        return (self.watched and stop_requested()) or (
+            self.deadline is not None and time.perf_counter() >= self.deadline)
+
     def next_chunk(self, remaining: int) -> int:
         """Rollouts in the next chunk (0: stop)."""
+        if self.last == 0:
+            return 1 if self.deadline is not None else min(self.chunk, remaining)
+        if self.over():
+            return 0
         if self.deadline is None:
             return min(self.chunk, remaining)
-        if self.last == 0:
-            return 1
         left = self.deadline - time.perf_counter()
         fits = int(left / self.seconds_per_rollout) if self.seconds_per_rollout > 0 else remaining
         return max(0, min(self.chunk, remaining, 4 * self.last, fits))
 
-    def check_mid_chunk(self, done: int) -> None:
-        """Abandon a chunk (not the first) once the deadline has passed."""
-        if self.deadline is not None and done > 0 and time.perf_counter() >= self.deadline:
+    def check(self) -> None:
+        """Abandon the chunk running once the deadline has passed or a stop was requested."""
+        if self.over():
             raise DeadlinePassed
 
     def finished(self, size: int) -> None:
@@ -102,11 +115,35 @@ class DeadlinePace:
 
 @dataclass
 class Decoded:
-    """Best solution per instance."""
+    """Best solution per instance, and how much of the decode ran."""
 
     actions: list[Tensor]  # per instance: TSP / PDTSP tour [N], CVRP path from the depot [T],
     # KP items in the order taken (N = no-op after the end)
     cost: Tensor  # [B] cost on the batch's own coordinates (KP: the negated value)
+    finished: int = 0  # rollouts run to the end
+    planned: int = 0  # rollouts the method plans
+    completed: int = 0  # nodes (KP: items) of the best solution placed by nearest neighbour
+    # (value/weight greedy) after a deadline cut its only rollout
+
+
+def finish_nearest(problem: str, batch: dict[str, Tensor], prefix: Tensor) -> Tensor:
+    """The one instance of ``batch`` solved from a rollout's first decisions ``prefix`` on:
+    nearest neighbour on the coordinates
+    (:func:`routecli.baselines.construction.complete_nearest`), the value/weight greedy for a
+    knapsack. Same layout as a finished rollout's actions."""
+    done = prefix.cpu().numpy()
+    if problem == "kp":
+        weights, values = (batch[k][0].double().cpu().numpy() for k in ("weights", "values"))
+        items = greedy_selection(weights, values, float(batch["capacity"][0]),
+                                 done[done < len(weights)])
+        return torch.as_tensor(items, device=prefix.device)
+    xy = batch["locs"][0].double().cpu().numpy()
+    demand = None
+    if problem == "cvrp":
+        demand = (batch["demand"][0].double() / batch["capacity"][0].double()).cpu().numpy()
+    path = complete_nearest(xy, done, demand, (len(xy) - 1) // 2 if problem == "pdtsp" else 0,
+                            depot=problem != "tsp")
+    return torch.as_tensor(path, device=prefix.device)
 
 
 def make_env(problem: str, batch: dict[str, Tensor], rows: Tensor, locs: Tensor | None,
@@ -153,8 +190,9 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
     ``candidates``: K-nearest candidate sets of this size (one instance per call).
     ``progress(fraction)``, when given, reports the share of the work done (an estimate:
     CVRP rollouts take N plus the number of routes steps).
-    ``watch``: a running :class:`routecli.stop.Watch` whose time limit ends decoding, paced
-    by :class:`DeadlinePace`; the best finished rollout wins (the first rollout always runs).
+    ``watch``: a running :class:`routecli.stop.Watch` whose time limit, or a stop request,
+    ends decoding, paced by :class:`DeadlinePace`; the best finished rollout wins (a first
+    rollout that does not finish is completed by nearest neighbour).
     ``precision``: ``fp32``, ``bf16`` or ``auto`` (``bf16`` where the device multiplies
     bfloat16 natively, :func:`routecli.nn.device.resolve_precision`). The torch step under
     ``bf16`` runs in a bfloat16 autocast with the memory in bfloat16
@@ -183,7 +221,8 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
                              and batch["locs"].shape[1] >= FUSED_MIN_NODES):
         assert candidates is not None
         bf16 = resolve_precision(precision, "cpu", BF16_ON_CPU) == "bf16" and native_bf16()
-        return fused_decode(model, batch["locs"], candidates, progress, bf16)
+        pace = DeadlinePace(None if watch is None else watch.deadline(), 1, watch is not None)
+        return fused_decode(model, batch["locs"], candidates, progress, bf16, pace.over)
     problem = model.config.problem
     if problem == "kp" and augment:
         raise ValueError("a knapsack has no symmetric images to augment")
@@ -219,17 +258,15 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
     # memory rows + flags + the step's R x R pairwise tensors (bias, AAFM weights, ...)
     per_rollout = (num_nodes + 1) * model.config.dim * 4 + num_nodes + 8 * 4 * rows_seen ** 2
     chunk = max(1, min(chunk, MEMORY_BUDGET // per_rollout))
-    deadline = None if watch is None else watch.deadline()
-    if deadline is not None and num != 1:
-        raise ValueError("a decoding time limit needs a batch of one instance")
+    if watch is not None and num != 1:
+        raise ValueError("a decode under a stopping watch needs a batch of one instance")
     paths: list[Tensor] = []
     costs.fill_(float("inf"))
-    pace = DeadlinePace(deadline, chunk)
-    lo = 0
+    pace = DeadlinePace(None if watch is None else watch.deadline(), chunk, watch is not None)
+    lo = completed = 0
     while lo < total and (count := pace.next_chunk(total - lo)) > 0:
 
         def report(t: int, done: int = lo, count: int = count) -> None:
-            pace.check_mid_chunk(done)
             if progress is not None:
                 progress(min(1.0, (done + count * t / num_nodes) / total))
 
@@ -242,8 +279,19 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
         try:
             result = rollout(model, env, "sample" if method == "sampling" else "greedy",
                              first_action=start if problem != "tsp" else None,
-                             generator=generator, progress=report, precision=resolved)
+                             generator=generator, progress=report, precision=resolved,
+                             check=pace.check if pace.deadline is not None or pace.watched
+                             else None)
         except DeadlinePassed:
+            if lo == 0:  # no rollout finished: complete the chunk's first
+                prefix = env.paths()[0]
+                path = finish_nearest(problem, batch, prefix)
+                completed = (len(path) - int((prefix < num_nodes).sum()) if problem == "kp"
+                             else int((path != 0).sum() - (prefix != 0).sum())
+                             if problem == "cvrp" else len(path) - len(prefix))
+                costs[0] = (-batch["values"][0][path].sum() if locs is None else
+                            path_length(locs[:1], path[None])[0])
+                paths.append(path)
             break
         # cost on the original coordinates (the symmetries preserve it up to round-off)
         costs[sel] = result.cost if locs is None else path_length(locs[rows], result.actions)
@@ -252,18 +300,25 @@ def decode(model: MiLoop, batch: dict[str, Tensor], method: Decode = "greedy", s
         lo += count
     best = costs.view(num, n_views * per).argmin(1)  # [B]; unfinished rollouts cost inf
     index = torch.arange(num, device=device) * n_views * per + best
-    return Decoded([paths[i] for i in index.tolist()], costs[index])
+    return Decoded([paths[i] for i in index.tolist()], costs[index], lo, total,
+                   completed if lo == 0 else 0)
 
 
 def fused_decode(model: MiLoop, locs: Tensor, candidates: int,
-                 progress: Callable[[float], None] | None = None, bf16: bool = False) -> Decoded:
+                 progress: Callable[[float], None] | None = None, bf16: bool = False,
+                 over: Callable[[], bool] | None = None) -> Decoded:
     """Greedy decoding of the one TSP instance ``locs`` ``[1, N, 2]`` from node 0 by
-    :func:`routecli.miloop.fused_greedy.greedy_tour` (``bf16``: its matrix products)."""
+    :func:`routecli.miloop.fused_greedy.greedy_tour` (``bf16``: its matrix products); once
+    ``over()``, nearest neighbour places the nodes left."""
     num_nodes = locs.shape[1]
     report = None if progress is None else (lambda placed: progress(placed / num_nodes))
     tour = torch.from_numpy(fused_greedy.greedy_tour(model, locs[0].float().numpy(), candidates,
-                                                     progress=report, bf16=bf16))
-    return Decoded([tour], path_length(locs.float(), tour[None]))
+                                                     progress=report, bf16=bf16, stop=over))
+    placed = len(tour)
+    if placed < num_nodes:
+        tour = finish_nearest("tsp", {"locs": locs}, tour)
+    return Decoded([tour], path_length(locs.float(), tour[None]), int(placed == num_nodes), 1,
+                   num_nodes - placed)
 
 
 def to_solution(instance: TSPInstance | CVRPInstance | PDTSPInstance | KPInstance,

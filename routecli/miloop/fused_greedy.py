@@ -488,11 +488,12 @@ class GreedyStep:
 
 def greedy_tour(model: MiLoop, coords: np.ndarray, k: int, start: int = 0,
                 progress: Callable[[int], None] | None = None, report_every: int = 256,
-                bf16: bool = False) -> np.ndarray:
+                bf16: bool = False, stop: Callable[[], bool] | None = None) -> np.ndarray:
     """Greedy tour ``[N]`` of the TSP with coordinates ``coords`` ``[N, 2]`` (unit square,
     float32 as the torch path feeds them) from ``start``, each step over the ``k`` nearest
     unvisited nodes; ``bf16``: the matrix products in bfloat16 with float32 accumulation.
-    ``progress(t)`` is called with the number of nodes placed every ``report_every`` steps."""
+    ``progress(t)`` is called with the number of nodes placed every ``report_every`` steps;
+    ``stop()`` after every step: when it says so, the tour so far is returned (``[t]``)."""
     with torch.inference_mode(), matmul_precision(bf16):
         step = GreedyStep(model, coords, k)
         n = len(step.xy)
@@ -514,4 +515,6 @@ def greedy_tour(model: MiLoop, coords: np.ndarray, k: int, start: int = 0,
             tour[t] = choice
             if progress is not None and (t % report_every == 0 or t == n - 1):
                 progress(t + 1)
+            if stop is not None and t < n - 1 and stop():
+                return tour[:t + 1]
     return tour

@@ -319,7 +319,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
             progress: Callable[[int], None] | None = None, precision: str = "fp32",
             grad_from: int = 0, trace: Callable[[int, Observation | ItemObservation, Tensor,
                                                  Tensor, Tensor], None] | None = None,
-            replay_sets: Tensor | None = None) -> Rollout:
+            replay_sets: Tensor | None = None,
+            check: Callable[[], None] | None = None) -> Rollout:
     """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
 
     decode: ``sample`` or ``greedy``. first_action ``[B]`` forces the first decision (CVRP,
@@ -343,6 +344,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
     trace(t, obs, log_p, choice, memory): called after each decision with the observation,
     the log-probabilities ``[B, K]``, the chosen candidate index ``[B]`` and the memory after
     the step (analyses of what the policy saw; no effect on the rollout).
+    check(): called after every step; an exception it raises abandons the rollout with ``env``
+    as the step left it (decoding under a deadline).
     """
     if decode not in ("sample", "greedy"):
         raise ValueError(f"decode must be sample or greedy, not {decode!r}")
@@ -404,6 +407,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
         step += 1
         if progress is not None and t % PROGRESS_EVERY == 0:
             progress(t)
+        if check is not None:
+            check()
     return Rollout(env.paths(), log_prob, env.cost(), decisions)
 
 

@@ -23,8 +23,8 @@ from routecli.miloop.options import DECODES, ENGINES, MAX_CANDIDATES, Decode, En
 from routecli.problems import CVRPInstance, Instance, KPInstance, PDTSPInstance, Solution, TSPInstance
 from routecli.problems.geometry import unit_square
 from routecli.resources import PRECISION_CHOICES, PrecisionChoice, resolve_device
-from routecli.solvers import Progress, ProgressFn, apply_threads
-from routecli.stop import Criterion, Watch
+from routecli.solvers import Effort, Progress, ProgressFn, apply_threads
+from routecli.stop import Criterion, Watch, time_limit_only
 from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 
 # Above this many nodes each step sees only the K nearest allowed nodes (MiLoop Section 4.1):
@@ -48,6 +48,11 @@ class Settings:
     threads: int | None = None  #: torch CPU threads (None: torch's default)
     engine: Engine = "auto"  #: decoding step: auto | torch | fused (routecli.miloop.decode)
     precision: PrecisionChoice = "fp32"  #: fp32 | bf16 | auto (routecli.miloop.decode)
+
+    def unused(self) -> tuple[str, ...]:
+        """Settings that do not shape this decode (results leave them out): greedy has no
+        starts."""
+        return ("starts",) if self.decode == "greedy" else ()
 
     def __post_init__(self) -> None:
         if self.decode not in DECODES:
@@ -105,6 +110,7 @@ class MiLoopSolver:
         self.settings = replace(settings, device=resolve_device(settings.device))
         self.models: dict[str, MiLoop] = {}
         self.digests: dict[str, str] = {}
+        self.effort: Effort | None = None
 
     def policy(self, problem: str) -> MiLoop:
         if problem not in self.models:
@@ -126,10 +132,8 @@ class MiLoopSolver:
         if not isinstance(instance, TSPInstance | CVRPInstance | PDTSPInstance | KPInstance):
             raise OptionError("MiLoop solves TSP, CVRP, PDTSP and KP, not "
                               f"{instance.problem.upper()}")
+        time_limit_only(stop, "MiLoop is constructive: it")
         watch = Watch(stop)
-        if watch.limits.iterations is not None or watch.limits.no_improvement is not None:
-            raise OptionError("MiLoop is constructive: it takes a time limit, not an "
-                              "iteration limit")
         model = self.policy(instance.problem)
         generator = torch.Generator().manual_seed(seed)
         batch = instance_batch(instance)
@@ -142,8 +146,16 @@ class MiLoopSolver:
         result = decode(model, {k: v.to(s.device) for k, v in batch.items()}, s.decode,
                         starts=s.starts, augment=s.augment, samples=s.starts, generator=generator,
                         candidates=candidate_count(instance.problem, size, s.candidates),
-                        progress=report, watch=None if stop is None else watch, precision=s.precision,
-                        engine=s.engine)
+                        progress=report, watch=watch, precision=s.precision, engine=s.engine)
+        note = None
+        if result.completed:
+            unit = "items" if isinstance(instance, KPInstance) else "nodes"
+            cause = "the time limit" if watch.out_of_time() else "an interruption"
+            note = (f"nearest neighbour placed the last {result.completed:,} {unit} of the "
+                    f"first rollout, which {cause} cut")
+        self.effort = Effort("rollouts", result.finished, result.planned, watch.elapsed,
+                             watch.stopped_by() if result.finished < result.planned
+                             else "finished", note)
         return to_solution(instance, result.actions[0])
 
 

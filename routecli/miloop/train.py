@@ -613,6 +613,8 @@ class Trainer:
         last_save = time.perf_counter()
         window: list[dict[str, float]] = []
         window_start = time.perf_counter()
+        if cfg.compile and self.step < total and str(cfg.device).startswith("cpu"):
+            bar.say(COMPILE_NOTE)
         while self.step < total:
             if (reason := stop.reason()) is not None:
                 return reason
@@ -733,6 +735,11 @@ def validation_set(cfg: TrainConfig) -> tuple[dict[str, torch.Tensor], torch.Ten
     return data, reference
 
 
+# What the first steps of a compiled run wait for (benchmarks/results/train_compile_wait.md).
+COMPILE_NOTE = ("compiling the fused kernels before the first step (in every process, --resume "
+                "too: 15 s or more, over a minute the first time; --no-compile skips it)")
+
+
 class ProgressLine:
     """A rich progress bar on a terminal; plain lines when the output is a log file."""
 
@@ -758,9 +765,11 @@ class ProgressLine:
             print(text, flush=True)
 
     def note(self, record: dict[str, Any]) -> None:
+        self.say(f"step {record['step']} validation gap {record['val_gap']:.2f}%")
+
+    def say(self, text: str) -> None:
         if not self.enabled:
             return
-        text = f"step {record['step']} validation gap {record['val_gap']:.2f}%"
         if self.progress is not None:
             self.progress.console.print(text)
         else:

@@ -30,7 +30,7 @@ from routecli.resources import PRECISION_CHOICES, PrecisionChoice, resolve_devic
 from routecli.search.asa import ASAConfig, ASAResult
 from routecli.search.ruin import RemovalPolicy, make_policy
 from routecli.search.solver import SearchSettings, SearchSolver
-from routecli.solvers import ProgressFn, apply_threads
+from routecli.solvers import Effort, ProgressFn, apply_threads
 from routecli.stop import Criterion
 from routecli.train.checkpoint import CheckpointError, shipped, tensor_digest
 
@@ -104,6 +104,7 @@ class NDSSolver:
         self._policies: dict[str, RemovalPolicy] = {}
         self.digests: dict[str, str] = {}
         self.last: ASAResult | None = None
+        self.effort: Effort | None = None
 
     def policy(self, problem: str) -> RemovalPolicy:
         """The removal policy for ``problem`` (cached)."""
@@ -157,7 +158,7 @@ class NDSSolver:
         self._check_size(instance)
         inner = self._inner(instance)
         solution = inner.solve(instance, seed=seed, stop=stop, progress=progress)
-        self.last = inner.last
+        self.last, self.effort = inner.last, inner.effort
         return solution
 
 

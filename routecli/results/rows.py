@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from routecli.io.files import data_root
+from routecli.io.datasets import data_root
 from routecli.results import strict_json
 from routecli.results.provenance import Provenance
 from routecli.results.store import ResultStore
@@ -27,8 +27,8 @@ from routecli.stop import Criterion, describe
 
 
 def portable_path(path: str | Path) -> str:
-    """``path`` relative to the benchmark data root (``../shared/benchdata`` by the rule of
-    :func:`routecli.io.files.data_root`) or to the working folder when inside either; results
+    """``path`` relative to the benchmark data folder (:func:`routecli.io.datasets.data_root`)
+    or to the working folder when inside either; results
     never record a machine's absolute paths for those files."""
     resolved = Path(path).resolve()
     for base in (data_root(), Path.cwd()):
@@ -117,26 +117,38 @@ class ResultLog(ResultStore):
 
 # The columns of ``solve --csv`` and the keys of each ``solve --json`` object, in order: what
 # was solved, how (model, seed, its settings, the weights' digest, the routecli version), and
-# what came out.
+# what came out. Times: ``seconds`` is the instance's share of the command's wall clock
+# (start-up and reading for the first, then each instance from the end of the one before),
+# ``solve_seconds`` the solve (loading weights included), ``search_seconds`` the part
+# --time-limit bounds; ``work_*``, ``stopped_by`` and ``note`` say how much of its plan the
+# model ran (:class:`routecli.solvers.Effort`).
 SOLVE_FIELDS = ("instance", "file", "problem", "size", "model", "seed", "settings",
                 "checkpoint_sha256", "routecli_version", "objective", "cost", "bks",
-                "bks_source", "gap_pct", "seconds", "search_seconds", "feasible", "violations",
-                "solution_file")
+                "bks_source", "gap_pct", "seconds", "solve_seconds", "search_seconds",
+                "work_unit", "work_done", "work_planned", "stopped_by", "note", "feasible",
+                "violations", "solution_file")
 # What ``cost`` measures, per problem (routing problems not named: the route length).
 OBJECTIVES = {"kp": "value of the chosen items (maximised)",
               "pcvrp": "length minus collected prizes"}
 
 
 def solve_record(path: Path, result: SolveResult, source: str, written: Path | None,
-                 seed: int, made: dict[str, Any], search: float | None = None) -> dict[str, Any]:
+                 seed: int, made: dict[str, Any], seconds: float) -> dict[str, Any]:
     """One instance's result with plain numbers (:data:`SOLVE_FIELDS`): the object ``--json``
-    prints; ``made`` the settings, weights digest and version, ``search`` the seconds the
-    search itself ran (``None`` for a model without one)."""
+    prints; ``made`` the settings, weights digest and version, ``seconds`` the instance's share
+    of the command's wall clock."""
+    effort = result.effort
     return {"instance": result.instance, "file": str(path), "problem": result.problem,
             "size": result.size, "model": result.model, "seed": seed, **made,
             "objective": OBJECTIVES.get(result.problem, "length"), "cost": result.cost,
             "bks": result.bks, "bks_source": source or None, "gap_pct": result.gap,
-            "seconds": round(result.seconds, 4), "search_seconds": search,
+            "seconds": round(seconds, 4), "solve_seconds": round(result.seconds, 4),
+            "search_seconds": None if effort is None else round(effort.seconds, 4),
+            "work_unit": None if effort is None else effort.unit,
+            "work_done": None if effort is None else effort.done,
+            "work_planned": None if effort is None else effort.planned,
+            "stopped_by": None if effort is None else effort.stopped_by,
+            "note": None if effort is None else effort.note,
             "feasible": result.feasible,
             "violations": result.problems, "solution_file": None if written is None
             else str(written)}

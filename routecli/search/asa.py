@@ -96,6 +96,7 @@ class ASAResult:
     accepted: int
     seconds: float
     history: list[tuple[float, float]] = field(default_factory=list)  # (seconds, best cost)
+    stopped_by: str = "finished"  # routecli.stop.Watch.stopped_by when it stopped
 
 
 @nb.njit(cache=True)
@@ -412,4 +413,5 @@ def solve(problem: SearchProblem, policy: RemovalPolicy, config: ASAConfig, seed
         if compiled:  # size the next chunk to about CHUNK_SECONDS
             took = max(time.perf_counter() - tick, 1e-6)
             chunk = max(1, min(int(size * CHUNK_SECONDS / took) + 1, 4 * size + 1))
-    return ASAResult(best.to_routes(), best_cost, done, accepted, watch.elapsed, history)
+    return ASAResult(best.to_routes(), best_cost, done, accepted, watch.elapsed, history,
+                     watch.stopped_by())

@@ -20,7 +20,7 @@ from routecli.search.options import REMOVALS, Removal
 from routecli.search.repair import BLINK_RATE
 from routecli.search.ruin import RemovalPolicy, make_policy
 from routecli.search.state import SearchProblem
-from routecli.solvers import Progress, ProgressFn, read_start
+from routecli.solvers import Effort, Progress, ProgressFn, read_start
 from routecli.stop import Criterion, search_budget
 
 
@@ -74,6 +74,7 @@ class SearchSolver:
         self.policy = policy
         self.settings = settings
         self.last: ASAResult | None = None
+        self.effort: Effort | None = None
 
     def check(self, instance: Instance) -> None:
         """Refuse, before any solving, a warm start that is not a solution of ``instance``."""
@@ -93,8 +94,11 @@ class SearchSolver:
         problem = SearchProblem.from_instance(instance)  # type: ignore[arg-type]
         report = None if progress is None else (
             lambda seconds, best: progress(Progress(seconds, best=best)))
-        self.last = asa_solve(problem, self.policy, self.settings.asa_config(stop), seed=seed,
-                              initial=initial, progress=report)
+        config = self.settings.asa_config(stop)
+        last = self.last = asa_solve(problem, self.policy, config, seed=seed, initial=initial,
+                                     progress=report)
+        self.effort = Effort("iterations", last.iterations, config.stop.limits().iterations,
+                             last.seconds, last.stopped_by)
         if self.settings.polish:
             return polish_routes(instance, self.last.solution)  # type: ignore[arg-type]
         return self.last.solution

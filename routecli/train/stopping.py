@@ -6,13 +6,11 @@ the step in progress.
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from enum import StrEnum
-from types import FrameType, TracebackType
-from typing import Any
+from types import TracebackType
 
+from routecli.stop import Interruption
 from routecli.train import distributed
 
 
@@ -21,13 +19,11 @@ class StopReason(StrEnum):
     TIME_LIMIT = "time limit reached"
 
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
 class TrainingStop:
     """A ``with`` block in which SIGINT and SIGTERM are noted instead of ending the process
-    (the first one only: a second signal acts as usual, for a user who will not wait for the
-    step to end), plus a wall-clock ``time_limit`` in seconds from entering the block.
+    (:class:`routecli.stop.Interruption`: the first one only; searches of the step, such as a
+    validation, run to their end), plus a wall-clock
+    ``time_limit`` in seconds from entering the block.
 
     With several processes (``world > 1``) every rank stops at the same step: the reason is
     agreed with an all-reduce, so call :meth:`reason` at the same point on every rank."""
@@ -35,29 +31,21 @@ class TrainingStop:
     def __init__(self, time_limit: float | None = None, world: int = 1):
         self.time_limit = time_limit
         self.world = world
-        self.signalled = False
+        self.interruption = Interruption(stop_solves=False)
         self.started = time.monotonic()
-        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> TrainingStop:
         self.started = time.monotonic()
-        if threading.current_thread() is threading.main_thread():
-            for number in SIGNALS:
-                self._previous[number] = signal.signal(number, self._note)
+        self.interruption.__enter__()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        self._restore()
+        self.interruption.__exit__(kind, value, traceback)
 
-    def _note(self, number: int, frame: FrameType | None) -> None:
-        self.signalled = True
-        self._restore()
-
-    def _restore(self) -> None:
-        for number, handler in self._previous.items():
-            signal.signal(number, handler)
-        self._previous.clear()
+    @property
+    def signalled(self) -> bool:
+        return self.interruption.signal is not None
 
     def reason(self) -> StopReason | None:
         """Why to stop now, or ``None`` to go on."""

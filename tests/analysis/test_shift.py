@@ -123,8 +123,7 @@ def test_compare_pe_folders_are_checked(tmp_path):
 
 
 def test_depot_slots_grow_only_when_the_capacity_needs_them():
-    from routecli.analysis.shift import depot_slots
-    from routecli.improve.env import depot_copies
+    from routecli.improve.env import depot_copies, depot_slots
 
     assert depot_slots("cvrp", shifted_batch("cvrp", 20, 4, 0, "uniform")) == depot_copies(20)
     low = shifted_batch("cvrp", 20, 4, 0, "low-capacity")

@@ -3,7 +3,7 @@ import pytest
 
 from routecli import generate as gen
 from routecli.baselines.construction import NearestNeighbour
-from routecli.problems import Metric, TSPInstance, validate
+from routecli.problems import Metric, Routes, Tour, TSPInstance, validate
 
 
 @pytest.mark.parametrize("problem", ["tsp", "cvrp", "vrptw", "pcvrp", "pdtsp"])
@@ -23,3 +23,24 @@ def test_nearest_neighbour_on_explicit_matrix(data_dir):
 
     inst = read_instance(data_dir / "explicit5.tsp")
     assert validate(inst, NearestNeighbour().solve(inst)) == []
+
+
+def test_completion_continues_a_tour_by_the_nearest_node():
+    from routecli.baselines.construction import complete_nearest
+
+    xy = np.array([[0, 0], [10, 0], [1, 0], [3, 0], [2, 0]], dtype=float)
+    assert complete_nearest(xy, np.array([0, 1])).tolist() == [0, 1, 3, 4, 2]
+
+
+def test_completion_respects_capacity_and_pickup_order():
+    from routecli.baselines.construction import complete_nearest
+
+    for inst in gen.batch_instances("cvrp", gen.cvrp(3, 60, seed=2)):
+        share = np.asarray(inst.demands, float) / inst.capacity
+        path = complete_nearest(inst.coords, np.array([0, 5, 9, 0, 17]), share, depot=True)
+        solution = Routes(piece[piece != 0] for piece in np.split(path, np.flatnonzero(path == 0)))
+        assert validate(inst, solution) == [] and path[:5].tolist() == [0, 5, 9, 0, 17]
+    for inst in gen.batch_instances("pdtsp", gen.pdtsp(3, 40, seed=2)):
+        r = inst.num_requests
+        tour = complete_nearest(inst.coords, np.array([0, 1, 2, r + 1]), requests=r, depot=True)
+        assert validate(inst, Tour(tour)) == []

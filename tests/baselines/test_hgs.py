@@ -65,6 +65,33 @@ def test_each_early_solution_is_that_of_a_run_with_the_smaller_budget():
     assert inst.cost(run.solution) == inst.cost(alone.solution)
 
 
+def test_exact_distances_scale_loads_too(data_dir):
+    # distances scaled by EXACT_SCALE against unscaled loads made a unit of excess load
+    # cheaper than driving (PyVRP caps its penalty): overloaded routes on the demo
+    from routecli.baselines.hgs import EXACT_SCALE, problem_data
+    from routecli.io import read_instance
+
+    inst = read_instance(data_dir.parents[1] / "data" / "demo" / "cvrp-demo-50.vrp", "none")
+    data = problem_data(inst)
+    assert data.vehicle_type(0).capacity == [inst.capacity * EXACT_SCALE]
+    assert data.clients()[0].delivery == [inst.demands[1] * EXACT_SCALE]
+    solution = HGS().solve(inst, seed=1, stop=MaxIterations(100))
+    assert validate(inst, solution) == []
+
+
+def test_large_instances_start_from_nearest_neighbour():
+    from routecli.baselines.hgs import NEAREST_START_NODES, nearest_start, search
+
+    small = gen.batch_instances("cvrp", gen.cvrp(1, 30, seed=1))[0]
+    assert nearest_start(small) is None
+    large = gen.batch_instances("tsp", gen.tsp(1, NEAREST_START_NODES, seed=1))[0]
+    nearest = NearestNeighbour().solve(large)
+    assert nearest_start(large).order.tolist() == nearest.order.tolist()
+    run = search(large, stop=MaxIterations(1))  # its start, then one iteration's improvement
+    assert run.improved_at == [0] or large.cost(run.solution) < large.cost(nearest)
+    assert large.cost(run.solution) <= large.cost(nearest) + 1e-6
+
+
 def test_hgs_solves_a_geo_file_whose_rule_gives_a_nonzero_diagonal(data_dir):
     # GEO's d(i, i) = 1 (truncation + 1), which PyVRP refuses; the optimum is 3323 (TSPLIB)
     from routecli.io import read_instance

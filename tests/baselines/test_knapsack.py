@@ -66,3 +66,8 @@ def test_solvers_through_run_and_the_maximisation_gap():
     assert 0 <= gap(greedy.cost, exact.cost, "max") < 1.0  # (best - ours) / best, in percent
     assert gap(90.0, 100.0, "max") == pytest.approx(10.0)
     assert validate(inst, Selection(np.arange(200)))[0].startswith("items over capacity by")
+
+
+def test_the_greedy_continues_a_selection():
+    w, v = np.array([3.0, 1.0, 1.0, 2.0]), np.array([3.0, 4.0, 1.0, 5.0])
+    assert knapsack.greedy_selection(w, v, 4.0, np.array([2])).tolist() == [2, 1, 3]

@@ -20,10 +20,14 @@ def test_folders_files_and_repeats(data_dir):
 def test_unknown_target_and_missing_root(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ROUTECLI_DATA", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "no-user-data"))
     with pytest.raises(OptionError, match="neither a set"):
         resolve(["nope"])
-    with pytest.raises(OptionError, match="needs a data root"):
+    with pytest.raises(OptionError, match="no data folder; routecli data fetch"):
         resolve(["tsplib"])
+    (tmp_path / "data").mkdir()
+    with pytest.raises(OptionError, match="no [*].tsp files in .*routecli data fetch --set"):
+        resolve(["tsplib"], tmp_path / "data")
 
 
 def test_pick_cvrplib_x_orders_by_size_and_spreads():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from routecli.cli.app import main
@@ -157,19 +159,26 @@ def test_a_warning_of_a_command_that_succeeds_is_one_line(data_dir, monkeypatch,
     assert capsys.readouterr().err == "warning: first line second line\n"
 
 
-def test_sigint_during_a_solve_is_one_line_and_exit_130(data_dir):
+@pytest.mark.parametrize(("number", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_a_solve_keeps_the_best_solution(data_dir, tmp_path, number, code):
+    """The first signal stops the search: its best solution is printed and written, the
+    inputs left are not solved, and the exit code is the signal's (128 + its number)."""
     import os
-    import signal
     import subprocess
     import sys
     import time
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    demo = data_dir.parents[1] / "data" / "demo"
     proc = subprocess.Popen([sys.executable, "-m", "routecli", "solve",
-                             str(data_dir.parents[1] / "data" / "demo" / "cvrp-demo-50.vrp"),
-                             "-m", "sisr", "-t", "60"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                             str(demo / "cvrp-demo-50.vrp"), str(demo / "vrptw-demo-50.vrp"),
+                             "-m", "sisr", "-t", "60", "--out", str(tmp_path)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(8)  # past the imports (a busy machine is slow), inside the 60 s search
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and err == "interrupted (SIGINT)\n", err
+    proc.send_signal(number)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert err == (f"interrupted ({signal.Signals(number).name}): the best solution found so "
+                   "far is reported above; 1 input not solved\n")
+    assert "cvrp-demo-50 CVRP" in out and "feasible" in out and "stopped by an interruption" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cvrp-demo-50.sol"]

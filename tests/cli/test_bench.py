@@ -13,8 +13,10 @@ from routecli.cli.app import main
 
 
 def _one_error_line(capsys, *words):
-    err = capsys.readouterr().err.strip()
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert err.startswith("error: ") and "\n" not in err, err
+    assert captured.out == ""  # no progress bar drawn before the refusal
     assert all(w in err for w in words), err
 
 

@@ -74,18 +74,15 @@ def test_time_limits_that_never_end_are_refused(data_dir, capsys, model, limit):
     assert "--time-limit must be a number from 0 to 604800, got" in one_error(capsys)
 
 
-@pytest.mark.parametrize("model, searched", [("sisr", True), ("hgs", True), ("nn", False)])
-def test_json_reports_the_search_time_apart_from_the_whole_solve(data_dir, capsys, model,
-                                                                 searched):
-    # issue 36, item 5: the limit bounds the search; loading, compiling and --polish come on top
+@pytest.mark.parametrize("model", ["sisr", "hgs", "nn"])
+def test_json_reports_the_search_time_apart_from_the_whole_solve(data_dir, capsys, model):
+    # the limit bounds the search; loading, compiling and --polish come on top of it in the
+    # solve, start-up and reading in the command's time (seconds)
     extra = ["--iterations", "20", "--polish"] if model == "sisr" else \
         ["--iterations", "20"] if model == "hgs" else []
     assert main(["solve", str(data_dir / "tiny.vrp"), "-m", model, "--json", *extra]) == 0
     row = json.loads(capsys.readouterr().out)
-    if searched:
-        assert 0 <= row["search_seconds"] <= row["seconds"]
-    else:
-        assert row["search_seconds"] is None
+    assert 0 <= row["search_seconds"] <= row["solve_seconds"] <= row["seconds"]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -12,8 +12,12 @@ def test_probe_writes_one_row_per_encoding_with_the_paper_values(tmp_path, capsy
     out = tmp_path / "probe.json"
     code = main(["probe", "--pe", "ipe-inv,sin,alibi,rope,nope", "--num", "3", "--pairs", "200",
                  "--ref-budget", "0.02", "--jobs", "1", "--dim", "32", "--out", str(out)])
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
     assert code == 0 and "0.934" in text  # paper's IPE D1 printed beside ours
+    progress = captured.err.splitlines()  # a log, not a terminal: a line per encoding
+    assert len(progress) == 7 and progress[0].startswith("probe: ipe_inv done (1 of 7, ")
+    assert progress[-1].startswith("probe: ref_cyclic_arc done (7 of 7, ")
     data = json.loads(out.read_text())
     rows = {r["pe"]: r for r in data["rows"]}
     assert list(rows) == ["ipe_inv", "sin", "alibi", "rope", "nope", "ref_index_gap",

@@ -92,12 +92,13 @@ def test_several_inputs_need_a_folder_not_a_sol_file(data_dir, tmp_path, capsys,
     assert not list(tmp_path.iterdir())
 
 
-def test_two_inputs_with_one_solution_name_are_refused(data_dir, tmp_path, capsys, no_solving):
-    (tmp_path / "a").mkdir()
-    shutil.copy(data_dir / "tiny.vrp", tmp_path / "a" / "tiny.vrp")
-    assert main(["solve", str(data_dir / "tiny.vrp"), str(tmp_path / "a" / "tiny.vrp"), "-m",
-                 "nn", "--out", str(tmp_path / "sols")]) == 2
-    assert "would both be written to" in one_error(capsys)
+def test_two_inputs_with_one_solution_name_are_refused(data_dir, deep_dir, capsys, no_solving):
+    for folder in ("a", "b"):
+        (deep_dir / folder).mkdir()
+        shutil.copy(data_dir / "tiny.vrp", deep_dir / folder / "tiny.vrp")
+    assert main(["solve", str(deep_dir / "a" / "tiny.vrp"), str(deep_dir / "b" / "tiny.vrp"),
+                 "-m", "nn", "--out", str(deep_dir / "sols")]) == 2
+    assert "; solve them into different folders" in one_error(capsys)  # not cut short
 
 
 def test_a_one_customer_solution_is_a_sol_vrplib_reads(data_dir, tmp_path):
@@ -208,9 +209,14 @@ def test_time_limit_zero_is_honoured_by_every_model(data_dir, tmp_path, capsys, 
     assert row["seconds"] < SEARCH_SECONDS / 2
 
 
-def test_nn_accepts_a_time_limit_it_always_meets(data_dir, capsys):
+def test_nn_accepts_a_time_limit_it_always_meets_but_no_iteration_limit(data_dir, capsys):
     assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", "-t", "5", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["seconds"] < 5
+    row = json.loads(capsys.readouterr().out)
+    assert row["seconds"] < 5 and row["stopped_by"] == "finished" and row["work_done"] == 1
+    for limit in ("--iterations", "--no-improvement"):
+        assert main(["solve", str(data_dir / "tiny.vrp"), "-m", "nn", limit, "5"]) == 2
+        assert "nn is a construction: it takes a time limit, not an iteration" in \
+            one_error(capsys)
 
 
 def test_csv_refuses_a_file_routecli_did_not_write_unless_forced(data_dir, tmp_path, capsys,
@@ -340,3 +346,12 @@ def test_a_search_shows_its_best_cost_and_gap():
 
     assert progress_text(Progress(2.5, best=110.0), 100.0) == "best 110 (gap 10.00%) at 2.5s"
     assert progress_text(Progress(2.5, best=110.0)) == "best 110 at 2.5s"
+
+
+def test_greedy_results_record_no_starts(data_dir, capsys):
+    for decode, shown in (("greedy", False), ("multistart", True)):
+        assert main(["solve", str(data_dir / "tiny.tsp"), "-m", "miloop", "--decode", decode,
+                     "--starts", "3", "--threads", "1", "--json"]) == 0
+        row = json.loads(capsys.readouterr().out)
+        assert ("starts" in row["settings"]) == shown
+        assert row["work_unit"] == "rollouts" and row["stopped_by"] == "finished"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from routecli.cli.app import main
@@ -58,7 +59,8 @@ def test_train_without_out_says_where_it_writes_shows_steps_and_keeps_old_runs(
             "--log-every", "1"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "writing runs/miloop-tsp/ (last.pt, state-bf16.pt, best.pt, log.jsonl)" in out
+    assert ("training in runs/miloop-tsp/: log.jsonl as it goes, last.pt and state-bf16.pt at "
+            "each checkpoint and at the end, best.pt after each better validation") in out
     assert "step 1 " in out and "step 2 " in out
     assert main(argv) == 2  # a fresh run may not overwrite the run it finds
     err = capsys.readouterr().err.strip()
@@ -117,6 +119,48 @@ def test_resume_without_last_pt_is_refused_with_one_line(tmp_path, capsys):
     assert err == (f"error: --resume: {tmp_path / 'none'} holds no last.pt or state-bf16.pt to "
                    "continue; drop --resume to start a new run there")
     assert not (tmp_path / "none").exists()
+
+
+def test_an_interrupted_run_exits_with_the_code_of_its_signal(tmp_path, capsys):
+    import os
+    import signal
+
+    import typer
+
+    from routecli.cli.train import report_stop
+    from routecli.stop import Interruption
+    from routecli.train.stopping import StopReason
+
+    for number, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        with Interruption():
+            os.kill(os.getpid(), number)
+        with pytest.raises(typer.Exit) as stopped:
+            report_stop(StopReason.INTERRUPTED, tmp_path, 3)
+        assert stopped.value.exit_code == code
+
+
+def test_validation_defaults_to_the_size_training_ends_on(tmp_path, monkeypatch):
+    import routecli.miloop.train as train_module
+
+    seen = []
+
+    class Recorder:
+        step = 0
+
+        def __init__(self, cfg, resume=False):
+            seen.append(cfg)
+
+        def run(self, time_limit=None):
+            return None
+
+    monkeypatch.setattr(train_module, "Trainer", Recorder)
+    base = ["train", "--problem", "tsp", "--threads", "1"]
+    assert main([*base, "--size", "20", "--steps", "1", "--batch", "2", "--rollouts", "2",
+                 "--out", str(tmp_path / "a")]) == 0
+    assert main([*base, "--curriculum", "10:1:2:2,30:1:2:2", "--out", str(tmp_path / "b")]) == 0
+    assert main([*base, "--size", "20", "--steps", "1", "--batch", "2", "--rollouts", "2",
+                 "--val-size", "50", "--out", str(tmp_path / "c")]) == 0
+    assert [cfg.val_size for cfg in seen] == [20, 30, 50]
 
 
 def test_a_clone_resumes_a_run_from_its_committed_compact_state(tmp_path, capsys):

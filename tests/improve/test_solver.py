@@ -62,3 +62,12 @@ def test_a_time_limit_stops_the_search(tmp_path):
     result = run(solver, instance, stop=MaxRuntime(0.0) | MaxIterations(50),
                  progress=lambda p: seen.append(p.best or np.inf))
     assert result.feasible and len(seen) <= 1  # stopped after the one move every search makes
+
+
+def test_an_instance_needing_more_routes_than_training_had_depots_is_solved(tmp_path):
+    # DACT's rate gives CVRP-100 20 depot slots; a tight capacity needs 26+ routes (X-n101-k25)
+    instance = batch_instances("cvrp", generate_instances("cvrp", 100, 1, seed=0))[0]
+    tight = dataclasses.replace(instance, capacity=int(sum(instance.demands) / 26))
+    solver = make_solver("dact", checkpoint=str(checkpoint(tmp_path, "cvrp")))
+    result = run(solver, tight, stop=MaxIterations(3))
+    assert result.feasible and len(result.solution.routes) >= 26

@@ -111,10 +111,35 @@ def test_deadline_pace_starts_with_one_rollout_grows_and_fits_the_time_left(monk
     clock[0] = 9.0
     pace.finished(16)  # 1 s left, 0.47 s a rollout: two fit
     assert pace.next_chunk(800) == 2
-    pace.check_mid_chunk(21)  # before the deadline: go on
+    pace.check()  # before the deadline: go on
     clock[0] = 10.0
     assert pace.next_chunk(800) == 0
     with pytest.raises(DeadlinePassed):
-        pace.check_mid_chunk(21)
-    pace.check_mid_chunk(0)  # the first rollout is never abandoned
+        pace.check()
     assert DeadlinePace(None, 64).next_chunk(800) == 64
+
+
+def test_a_stop_request_ends_a_watched_decode_only():
+    from routecli.miloop.decode import DeadlinePace, DeadlinePassed
+    from routecli.stop import clear_stop_request, request_stop
+
+    request_stop()
+    try:
+        DeadlinePace(None, 64).check()  # training and evaluation decodes go on
+        with pytest.raises(DeadlinePassed):
+            DeadlinePace(None, 64, watched=True).check()
+    finally:
+        clear_stop_request()
+
+
+@pytest.mark.parametrize(("problem", "instances"), [
+    ("tsp", lambda: generate.tsp(1, 60, 1)), ("cvrp", lambda: generate.cvrp(1, 60, 1)),
+    ("pdtsp", lambda: generate.pdtsp(1, 30, 1)), ("kp", lambda: generate.kp(1, 60, 1))])
+def test_a_rollout_cut_by_the_deadline_is_finished_by_nearest_neighbour(problem, instances):
+    from routecli.stop import MaxRuntime, Watch
+
+    batch = tensors(instances())
+    result = decode(model(problem), batch, "multistart", starts=8, watch=Watch(MaxRuntime(0)))
+    assert result.finished == 0 and result.planned > 1 and result.completed > 0
+    solution = to_solution(batch_instances(problem, instances())[0], result.actions[0])
+    assert validate(batch_instances(problem, instances())[0], solution) == []

@@ -145,3 +145,13 @@ def test_unknown_precision_is_refused():
                candidates=10, precision="fp16")
     with pytest.raises(OptionError, match="precision must be"):
         Settings(precision="fp16")
+
+
+def test_a_fused_decode_cut_by_its_deadline_is_finished_by_nearest_neighbour(policy):
+    from routecli.stop import MaxRuntime, Watch
+
+    batch = {"locs": torch.as_tensor(generate.tsp(1, 3000, 1)["locs"], dtype=torch.float32)}
+    cut = decode(policy, batch, "greedy", candidates=200, engine="fused",
+                 watch=Watch(MaxRuntime(0)))
+    assert sorted(cut.actions[0].tolist()) == list(range(3000))
+    assert cut.finished == 0 and cut.planned == 1 and cut.completed == 2998  # one step ran

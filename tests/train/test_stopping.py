@@ -37,3 +37,12 @@ def test_the_time_limit_counts_from_entering_the_block():
         assert stop.reason() is None
         time.sleep(0.3)
         assert stop.reason() is StopReason.TIME_LIMIT
+
+
+def test_a_signal_during_training_leaves_its_searches_alone():
+    from routecli.stop import MaxIterations, Watch, stop_requested
+
+    with TrainingStop() as stop:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stop.reason() is StopReason.INTERRUPTED
+        assert not stop_requested() and not Watch(MaxIterations(5)).done()

@@ -12,7 +12,13 @@ from routecli.errors import OptionError
 from routecli.experiments.pe.claims import report as report_claims
 from routecli.experiments.pe.pairs import check_run_folder, finished, run, slug
 from routecli.experiments.pe.paper import expand_pes
-from routecli.experiments.pe.protocol import check_pe, check_room, make_protocol
+from routecli.experiments.pe.protocol import (
+    PLUMBING_CHECK,
+    check_pe,
+    check_room,
+    make_protocol,
+    plumbing_check,
+)
 from routecli.experiments.pe.summary import report
 from routecli.resources import resolve_device
 from routecli.tasks import Executor
@@ -75,6 +81,8 @@ def compare(problem: str, size: int, pe: str = TABLE4, runs: int = 3, budget: st
     check_run_folder(protocol, folder, [f"{stem}.md", f"{stem}.png", "claims.md"])
     if summary_only and not (folder / "protocol.json").is_file():
         raise OptionError(f"--summary-only: {folder} holds no compare-pe run")
+    if plumbing_check(budget):
+        log(f"note: {PLUMBING_CHECK}")
     if not summary_only:
         run(protocol, pes, list(range(runs)), folder, log=log, device=resolve_device(device),
             executor=executor)

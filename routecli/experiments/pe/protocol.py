@@ -145,6 +145,15 @@ def same_protocol(stored: dict[str, Any], protocol: Protocol) -> bool:
     return {**defaults, "model": {}, **stored} == asdict(protocol)
 
 
+PLUMBING_CHECK = ("--budget smoke is a plumbing check: it shows that every step runs, and "
+                  "trains too little for its numbers to compare encodings")
+
+
+def plumbing_check(budget: str) -> bool:
+    """Whether ``budget`` is ``smoke``, whose results say nothing about the encodings."""
+    return budget.split(":")[0].strip() == "smoke"
+
+
 def check_pe(protocol: Protocol, pe: str) -> None:
     """Refuse, before any work, an encoding (with its ``NAME:key=value`` options) that the
     backbone cannot be built with: an option the encoding does not take, a value it refuses."""

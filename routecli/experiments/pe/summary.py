@@ -21,7 +21,7 @@ import numpy as np
 from routecli.atomic import atomic_write_text
 from routecli.experiments.pe.pairs import baseline_store, row_store
 from routecli.experiments.pe.paper import IPE_FAMILY, paper_reference, paper_value
-from routecli.experiments.pe.protocol import Protocol, versus_pe
+from routecli.experiments.pe.protocol import PLUMBING_CHECK, Protocol, plumbing_check, versus_pe
 from routecli.experiments.stats import fmt_p
 from routecli.improve.imitation import ImitationConfig
 from routecli.improve.model import parse_pe
@@ -152,9 +152,11 @@ def fmt(value: float | None, digits: int = 2, suffix: str = "") -> str:
 
 def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray,
              versus: str, command: str, untrained: dict[str, str] | None = None,
-             baselines: Sequence[dict[str, str]] = ()) -> str:
+             baselines: Sequence[dict[str, str]] = (), versus_ran: bool = True) -> str:
     """The summary as a Markdown table (ours beside the paper's), with the command; the
-    untrained control (a row of ``untrained.csv``) and the ``baselines.csv`` rows last."""
+    untrained control (a row of ``untrained.csv``) and the ``baselines.csv`` rows last. Notes
+    above the table say when the budget is a plumbing check and why paired columns are empty
+    (``versus_ran``: whether the folder holds ``versus``'s rows)."""
     problem = protocol.problem.upper()
     scale = f"{problem}-{protocol.size}"
     paper_ref = paper_reference(protocol.problem, protocol.backbone, protocol.size)
@@ -180,11 +182,24 @@ def markdown(protocol: Protocol, summaries: list[Summary], reference: np.ndarray
         lines.append(f"| baseline: {BASELINE_TITLES.get(row['row'], row['row'])} | 1 | "
                      f"{float(row['obj']):.4f} | {float(row['gap_pct']):.2f} "
                      f"({float(row['at_reference']):.0%} at the reference) | | | | - | - |")
-    return (f"{scale}, {protocol.backbone.upper()} backbone, budget {protocol.budget}: "
+    notes = "".join(f"**Note: {note}.**\n\n" for note in summary_notes(protocol, versus,
+                                                                       versus_ran))
+    return (notes + f"{scale}, {protocol.backbone.upper()} backbone, budget {protocol.budget}: "
             f"{training(protocol)}; test: {protocol.test_size} instances, "
             f"{protocol.eval_steps} steps, {protocol.augment} image(s). Wins: test instances "
             f"where {versus} is better (costs averaged over seeds).\n\n"
             + head + "\n".join(lines) + f"\n\n```sh\n{command}\n```\n")
+
+
+def summary_notes(protocol: Protocol, versus: str, versus_ran: bool) -> list[str]:
+    """What a reader must know before reading the table: a plumbing-check budget, and a
+    reference encoding that was not run (its paired columns then stay empty)."""
+    notes = [PLUMBING_CHECK] if plumbing_check(protocol.budget) else []
+    if not versus_ran:
+        notes.append(f"the paired columns (wins/losses, p) are empty because the encoding "
+                     f"every other one is paired with, {versus} = {title(versus)}, has no rows "
+                     "in this folder; add it to --pe, or pair with one that ran (--versus NAME)")
+    return notes
 
 
 def training(protocol: Protocol) -> str:
@@ -238,8 +253,10 @@ def report(protocol: Protocol, out: Path, pes: list[str], command: str, stem: st
     summaries = summarize(protocol, out, pes, versus)
     reference = np.array([float(r["cost"]) for r in read_csv(out / "reference.csv")])
     untrained = row_store(out / "untrained.csv").rows
+    ran = {r["pe"] for r in row_store(out / "rows.csv").rows}
     text = markdown(protocol, summaries, reference, versus, command,
-                    untrained[0] if untrained else None, baseline_store(out).rows)
+                    untrained[0] if untrained else None, baseline_store(out).rows,
+                    versus in ran)
     atomic_write_text(out / f"{stem}.md", text)
     plot(summaries, out / f"{stem}.png",
          f"{protocol.problem.upper()}-{protocol.size}, {protocol.backbone.upper()}, "

@@ -70,3 +70,16 @@ def test_variants_of_one_encoding_keep_distinct_names_in_a_table():
                          "[amplitude=flat]")
     assert titles[3] == "IPE+XPE, per-route XPE: mean [routecli's integer-harmonic IPE]"
     assert titles[4] == "IPE+XPE, per-route XPE: mean"
+
+
+def test_a_smoke_budget_and_a_missing_reference_encoding_are_said_above_the_table(tmp_path):
+    comparison_folder(tmp_path, {"ipe_xpe": [10.0], "nope": [40.0]})
+    smoke = make_protocol("cvrp", 8, "dact", "smoke", test_size=4)
+    text = report(smoke, tmp_path, ["ipe_xpe", "nope"], "cmd", "summary")
+    notes = [line for line in text.splitlines() if line.startswith("**Note:")]
+    assert len(notes) == 2 and "--budget smoke is a plumbing check" in notes[0]
+    assert "empty because the encoding every other one is paired with, ipe_inv_xpe" in notes[1]
+    assert "IPE+XPE (direction-invariant)" in notes[1]
+    imitation = make_protocol("cvrp", 8, "dact", "imitation", test_size=4)
+    paired = report(imitation, tmp_path, ["ipe_xpe", "nope"], "cmd", "paired", "ipe_xpe")
+    assert "**Note:" not in paired
