@@ -106,8 +106,9 @@ def problem_data(instance: Instance) -> pyvrp.ProblemData:
     else:
         # a knapsack has no metric: instance.metric above already raised for one
         assert isinstance(instance, CVRPInstance | VRPTWInstance | PCVRPInstance)
-        demand = np.asarray(instance.demands).astype(np.int64)
-        capacity = int(instance.capacity)
+        # loads err on the safe side like times: demands rounded up, the capacity down
+        demand = np.ceil(np.asarray(instance.demands, np.float64) * scale - 1e-9).astype(np.int64)
+        capacity = int(math.floor(float(instance.capacity) * scale + 1e-9))
         tw = _time_windows(instance, scale)
         if tw is not None:
             ready, due, service = tw
