@@ -162,3 +162,18 @@ def test_a_warm_start_tour_is_read_too(tmp_path):
     write_solution(tmp_path / "start.tour", inst, start)
     tour = HGS(init=str(tmp_path / "start.tour")).solve(inst, stop=MaxIterations(1))
     assert validate(inst, tour) == [] and inst.cost(tour) <= inst.cost(start)
+
+
+def test_fractional_demands_are_never_truncated_into_an_overloaded_route(tmp_path):
+    # demands 2.9, capacity 5.5: no two customers share a route (5.8 > 5.5), though truncated
+    # to integers (2 + 2 <= 5) PyVRP would pair them
+    from routecli.io import read_instance
+
+    rows = "".join(f"{i + 1} {x} 0\n" for i, x in enumerate([0, 1, 2, 3, 4]))
+    demands = "".join(f"{i + 1} {d}\n" for i, d in enumerate([0, 2.9, 2.9, 2.9, 2.9]))
+    (tmp_path / "f.vrp").write_text(
+        "NAME : f\nTYPE : CVRP\nDIMENSION : 5\nEDGE_WEIGHT_TYPE : EUC_2D\nCAPACITY : 5.5\n"
+        f"NODE_COORD_SECTION\n{rows}DEMAND_SECTION\n{demands}DEPOT_SECTION\n1\n-1\nEOF\n")
+    inst = read_instance(tmp_path / "f.vrp")
+    solution = HGS().solve(inst, stop=MaxIterations(200))
+    assert validate(inst, solution) == [] and len(solution.routes) == 4
