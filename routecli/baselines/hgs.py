@@ -51,7 +51,7 @@ BYTES_PER_PAIR = 24
 BASE_BYTES = 400 * 2**20
 # Above this many nodes the search starts from nearest neighbour unless given a start: PyVRP's
 # own, a local search of a random solution to its end, runs before the stopping criterion is
-# first asked (over 12 minutes at 10,000 nodes, benchmarks/results/time_limit.md).
+# first asked (over 12 minutes at 10,000 nodes on a loaded 2-core machine).
 NEAREST_START_NODES = 2_000
 _UNLIMITED = np.iinfo(np.int64).max
 
