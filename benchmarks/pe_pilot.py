@@ -37,7 +37,7 @@ from routecli import generate
 from routecli.baselines.reference import reference_solutions
 from routecli.experiments.pe.protocol import Protocol
 from routecli.generate import batch_instances
-from routecli.improve.env import make_instances
+from routecli.improve.env import depot_slots, make_instances
 from routecli.improve.imitation import teacher_evaluate
 from routecli.improve.model import DACT, DACTConfig
 from routecli.improve.train import evaluate
@@ -76,7 +76,8 @@ def run(out: Path, cases: list[tuple[int, float]], steps: list[int], num: int) -
                for t in steps for r in [*TEACHERS, "untrained"]):
             continue
         batch, reference, routes = test_set(size, capacity, num)
-        data = make_instances("cvrp", batch)
+        depots = depot_slots("cvrp", batch)  # as compare-pe --capacity
+        data = make_instances("cvrp", batch, depots)
         torch.manual_seed(0)
         untrained = DACT(DACTConfig(problem="cvrp", pe=PAPER_IPE_XPE))
         for t in steps:
@@ -85,7 +86,8 @@ def run(out: Path, cases: list[tuple[int, float]], steps: list[int], num: int) -
                     continue
                 started = time.perf_counter()
                 if row == "untrained":
-                    costs, _ = evaluate(untrained, "cvrp", batch, t, seed=Protocol.test_seed)
+                    costs, _ = evaluate(untrained, "cvrp", batch, t, seed=Protocol.test_seed,
+                                        depots=depots)
                 else:
                     costs = teacher_evaluate(data, t, TEACHERS[row], Protocol.test_seed)
                 stats = gap_row(costs, reference)

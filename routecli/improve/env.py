@@ -51,6 +51,15 @@ def depot_slots(problem: str, batch: dict[str, np.ndarray]) -> int | None:
     return max(depot_copies(batch["locs"].shape[1] - 1), math.ceil(2 * float(load.max())) + 1)
 
 
+def capacity_depot_slots(problem: str, batch: dict[str, np.ndarray],
+                         capacity: float | None) -> int | None:
+    """Depot slots of a run that sets the vehicles' ``capacity`` itself (``compare-pe
+    --capacity``): :func:`depot_slots`, so that a tight capacity's start tours fit; None (the
+    training size's rate) under the PE paper's capacity rule, the layout of every run made
+    with it."""
+    return None if capacity is None else depot_slots(problem, batch)
+
+
 @dataclass(frozen=True)
 class Instances:
     """``B`` instances of one problem in slot layout. ``coords`` ``[B, V, 2]`` (depot copies at

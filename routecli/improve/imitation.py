@@ -32,7 +32,14 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from routecli.atomic import atomic_write, one_at_a_time
-from routecli.improve.env import Env, Instances, initial_orders, make_instances
+from routecli.improve.env import (
+    ROUTED,
+    Env,
+    Instances,
+    capacity_depot_slots,
+    initial_orders,
+    make_instances,
+)
 from routecli.improve.moves import (
     as_good_as_best,
     pair_mask,
@@ -106,7 +113,7 @@ def label_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
     each step of the signature window, ``-1``: none), and the generated ``batch`` (tensors;
     ``capacity`` as :func:`routecli.improve.train.generate_instances`)."""
     batch = generate_instances(problem, size, cfg.instances, data_seed(seed, 0, 0), capacity)
-    data = make_instances(problem, batch)
+    data = make_instances(problem, batch, capacity_depot_slots(problem, batch, capacity))
     generator = seeded_generator("cpu", seed)
     env = Env(data, initial_orders(data, generator), kind=kind, window=data.slots - 1)
     rows = torch.arange(data.size)
@@ -180,9 +187,12 @@ def labelled_states(problem: str, size: int, cfg: ImitationConfig, seed: int,
 
 def state_instances(problem: str, states: dict[str, Any],
                     device: str | torch.device = "cpu") -> Instances:
-    """The labelled states' instances, on ``device``."""
-    return make_instances(problem, {k: v.numpy() for k, v in states["batch"].items()},
-                          device=device)
+    """The labelled states' instances (with the depot slots they were labelled with), on
+    ``device``."""
+    batch = {k: v.numpy() for k, v in states["batch"].items()}
+    slots, nodes = states["order"].shape[1], batch["locs"].shape[1]
+    depots = slots - nodes + 1 if problem in ROUTED else None
+    return make_instances(problem, batch, depots, device=device)
 
 
 def state_env(data: Instances, states: dict[str, Any], rows: Tensor) -> Env:

@@ -35,7 +35,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from routecli import generate
-from routecli.improve.env import Env, Instances, Observation, initial_orders, make_instances
+from routecli.improve.env import (
+    Env,
+    Instances,
+    Observation,
+    capacity_depot_slots,
+    initial_orders,
+    make_instances,
+)
 from routecli.improve.model import DACT, Decision, categorical
 from routecli.improve.moves import OPERATORS, best_pairwise, pairwise_tour_costs, unflatten_move
 from routecli.improve.options import BF16_ON_CPU
@@ -301,8 +308,10 @@ def train(model: Policy, problem: str, size: int, cfg: PPOConfig, seed: int,
     for epoch in range(first, cfg.epochs):
         warm = round(cfg.curriculum * epoch / max(cfg.epochs - 1, 1))
         for b in range(cfg.batches):
-            data = make_instances(problem, generate_instances(
-                problem, size, cfg.batch_size, data_seed(seed, epoch, b), capacity), device=device)
+            batch = generate_instances(problem, size, cfg.batch_size, data_seed(seed, epoch, b),
+                                       capacity)
+            data = make_instances(problem, batch, capacity_depot_slots(problem, batch, capacity),
+                                  device=device)
             env = make_env(model, data, initial_orders(data, generator), operators)
             if warm:
                 model.train(False)

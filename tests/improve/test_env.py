@@ -7,7 +7,17 @@ import pytest
 import torch
 
 from routecli.improve import moves
-from routecli.improve.env import Env, depot_copies, initial_orders, to_solution, tour_batch
+from routecli.improve.env import (
+    Env,
+    capacity_depot_slots,
+    depot_copies,
+    depot_slots,
+    initial_orders,
+    make_instances,
+    to_solution,
+    tour_batch,
+)
+from routecli.improve.train import generate_instances
 from routecli.pe.batch import RouteBatch
 
 from .conftest import instances, random_walk
@@ -72,6 +82,21 @@ def test_depot_copies_follow_dact_rates():
     assert depot_copies(20) == 10 and depot_copies(50) == 20 and depot_copies(100) == 20
     data, _ = instances("cvrp", 20, 2)
     assert data.slots == 20 + 10 and int(data.is_depot.sum()) == 10
+
+
+def test_a_chosen_tight_capacity_gets_the_depot_slots_its_start_tours_need():
+    tight = generate_instances("cvrp", 20, 64, seed=0, capacity=12)  # about 8 loads each
+    with pytest.raises(ValueError, match="depot copies"):  # the size's 10 slots are too few
+        initial_orders(make_instances("cvrp", tight), torch.Generator().manual_seed(0))
+    slots = capacity_depot_slots("cvrp", tight, 12)
+    assert slots == depot_slots("cvrp", tight) > depot_copies(20)
+    data = make_instances("cvrp", tight, slots)
+    order = initial_orders(data, torch.Generator().manual_seed(0))
+    env = Env(data, order)
+    assert torch.isfinite(env.cost).all()
+    paper = generate_instances("cvrp", 20, 64, seed=0)  # the paper's capacity: its layout stays
+    assert capacity_depot_slots("cvrp", paper, None) is None
+    assert capacity_depot_slots("vrptw", generate_instances("vrptw", 20, 4, 0, 30), 30) is None
 
 
 def test_observation_rows_can_be_selected():

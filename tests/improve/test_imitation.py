@@ -67,6 +67,14 @@ def test_labels_are_cached_and_deterministic(tmp_path):
     assert torch.equal(labelled_states("cvrp", 6, TINY, 3, cache)["order"], first["order"])
 
 
+def test_states_labelled_at_a_tight_capacity_keep_their_depot_slots():
+    states = label_states("cvrp", 20, TINY, seed=3, capacity=12)
+    data = state_instances("cvrp", states)
+    assert data.slots == states["order"].shape[1] > 20 + 10  # more than the size's 10 copies
+    env = state_env(data, states, torch.arange(len(states["target"])))
+    assert torch.isfinite(env.cost).all()
+
+
 def test_a_fit_cut_into_chunks_trains_exactly_as_one():
     states = label_states("cvrp", 6, TINY, seed=1)
     data, rows = state_instances("cvrp", states), trainable(states, TINY)

@@ -48,7 +48,7 @@ from routecli.experiments.pe.protocol import (
     versus_pe,
 )
 from routecli.generate import batch_instances, load_batch, save_batch
-from routecli.improve.env import make_instances
+from routecli.improve.env import capacity_depot_slots, make_instances
 from routecli.improve.imitation import ImitationConfig, teacher_evaluate, train_imitation
 from routecli.improve.train import evaluate, generate_instances, train
 from routecli.nn.device import to_host
@@ -167,7 +167,9 @@ def evaluate_row(protocol: Protocol, model: Model, pe: str, seed: int, test: dic
     per-instance costs and the ``rows.csv`` row (mean objective and gap to ``reference``)."""
     started = time.perf_counter()
     best, _ = evaluate(model, protocol.problem, test, protocol.eval_steps,
-                       seed=protocol.test_seed, augment=protocol.augment, device=device)
+                       seed=protocol.test_seed, augment=protocol.augment,
+                       depots=capacity_depot_slots(protocol.problem, test, protocol.capacity),
+                       device=device)
     costs = to_host(best).astype(np.float64)
     row = {"pe": pe, "seed": seed, "obj": float(costs.mean()),
            "gap_pct": float(gap(costs, reference).mean()),
@@ -217,7 +219,9 @@ def evaluate_baselines(protocol: Protocol, out: Path, test: dict, reference: np.
     allowed move measured); per-instance costs go to ``costs.csv`` as PE ``baseline:<row>``,
     seed 0, the row to ``baselines.csv``."""
     store = baseline_store(out)
-    data = make_instances(protocol.problem, test, device=device)
+    data = make_instances(protocol.problem, test,
+                          capacity_depot_slots(protocol.problem, test, protocol.capacity),
+                          device=device)
     kind = "pair" if protocol.backbone == "n2s" else "pairwise"
     for name, epsilon in baseline_epsilons(protocol).items():
         if store.done(row=name):
