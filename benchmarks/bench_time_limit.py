@@ -2,7 +2,7 @@
 each model under ``-t`` 2 and 5 seconds, one process per run.
 
     .venv/bin/python benchmarks/bench_time_limit.py [--data-root FOLDER] [--limits 2,5]
-        [--out benchmarks/results/time_limit.md]
+        [--machine "what else ran"] [--out benchmarks/results/time_limit.md]
 
 Each run is ``routecli solve FILE --model M -t T --json --threads 1 --seed 0`` in a fresh
 process; the table shows the search the limit bounds (``search_seconds``) and how far past the
@@ -12,7 +12,9 @@ stopped it. ``dact`` has no shipped weights: it runs an untrained compare-pe mod
 as slowly as a trained one. Each model first solves the instance once with ``-t 0`` (not
 measured), so its compiled kernels are in numba's cache as after any first use. A run that
 fails or passes ``--give-up`` seconds is reported as such.
-Prints a markdown table; ``--out`` also writes it with the commit and the load average.
+Prints a markdown table; ``--out`` also writes it with the commit, the cores, the load average
+at the start and the end, and ``--machine`` (what else ran: a loaded machine stretches the
+start-up and the solve more than the search, which the clock bounds).
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def main() -> int:
     parser.add_argument("--data-root", type=Path, default=None)
     parser.add_argument("--limits", default="2,5", help="comma list of -t values")
     parser.add_argument("--give-up", type=float, default=300.0, help="seconds per run at most")
+    parser.add_argument("--machine", default="nothing said about other jobs",
+                        help="the conditions, for the result file")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     root = data_root(args.data_root)
@@ -113,8 +117,8 @@ def main() -> int:
         args.out.write_text(
             f"# How solvers keep --time-limit\n\nCommit {git_commit()}; `python "
             f"benchmarks/bench_time_limit.py --limits {args.limits}`; 1-minute load average "
-            f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (2 cores, other "
-            "jobs running: measured on a loaded machine).\n\n" + "\n".join(head + lines) + "\n")
+            f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} "
+            f"cores; {args.machine}.\n\n" + "\n".join(head + lines) + "\n")
     return 0
 
 

@@ -184,10 +184,13 @@ class NearestNeighbour:
 
     def solve(self, instance: Instance, *, seed: int = 0, stop: Criterion | None = None,
               progress: ProgressFn | None = None) -> Solution:
-        time_limit_only(stop, "nn is a construction: it")
+        limits = time_limit_only(stop, "nn is a construction: it")
         started = time.perf_counter()
         solution = self._construct(instance)
-        self.effort = Effort("constructions", 1, 1, time.perf_counter() - started)
+        # said, so that a time limit given is not taken for one that bought a better solution
+        note = (None if limits.seconds is None else
+                "a construction runs to its end: --time-limit does not change it")
+        self.effort = Effort("constructions", 1, 1, time.perf_counter() - started, note=note)
         return solution
 
     def _construct(self, instance: Instance) -> Solution:

@@ -44,3 +44,16 @@ def test_completion_respects_capacity_and_pickup_order():
         r = inst.num_requests
         tour = complete_nearest(inst.coords, np.array([0, 1, 2, r + 1]), requests=r, depot=True)
         assert validate(inst, Tour(tour)) == []
+
+
+def test_nearest_neighbour_says_a_time_limit_does_not_change_it(data_dir):
+    from routecli.io import read_instance
+    from routecli.stop import MaxRuntime
+
+    inst = read_instance(data_dir / "tiny.vrp")
+    nn = NearestNeighbour()
+    nn.solve(inst)
+    assert nn.effort is not None and nn.effort.complete and nn.effort.note is None
+    nn.solve(inst, stop=MaxRuntime(5))
+    assert nn.effort is not None and not nn.effort.complete
+    assert "--time-limit does not change it" in str(nn.effort)

@@ -119,6 +119,27 @@ def test_block_filled_matrices_are_the_rounded_full_ones(rule, scale, monkeypatc
     assert (durations is distances) == (rule == "euc2d")  # integers: one matrix serves both
 
 
+@pytest.mark.parametrize("problem,nodes", [("tsp", 90), ("cvrp", 90), ("cvrp", 2), ("tsp", 3)])
+def test_the_neighbour_lists_are_pyvrps_ties_and_blocks_included(problem, nodes, monkeypatch):
+    from pyvrp.search import compute_neighbours
+
+    from routecli.baselines import hgs
+    from routecli.problems import CVRPInstance, Metric, TSPInstance
+
+    monkeypatch.setattr(hgs, "BLOCK_PAIRS", 7 * nodes)  # 7 rows a block, the last one short
+    # a 6 x 6 grid: many clients at the same distance, ties across the 50th neighbour
+    coords = np.random.default_rng(0).integers(0, 6, (nodes, 2)).astype(float)
+    metric = Metric("euc2d", coords=coords)
+    inst = (TSPInstance("grid", metric) if problem == "tsp"
+            else CVRPInstance("grid", metric, np.ones(nodes), 10.0))
+    data = hgs.problem_data(inst)
+
+    def indices(lists):
+        return {a.idx: [b.idx for b in near] for a, near in lists.items()}
+
+    assert indices(hgs.granular_neighbours(inst, data)) == indices(compute_neighbours(data))
+
+
 def test_an_instance_too_large_for_the_memory_is_refused_before_solving(monkeypatch):
     from routecli import resources
     from routecli.baselines import hgs

@@ -10,9 +10,10 @@ import pytest
 import tsplib95
 
 from routecli.io import read_instance
+from tests.conftest import BENCHDATA
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-BENCH_TSPLIB = Path(__file__).resolve().parents[3] / "shared" / "benchdata" / "tsplib"
+BENCH_TSPLIB = BENCHDATA / "tsplib"  # the data folder the tests use (tests/conftest.py)
 SMALL = 2_000  # nodes: tsplib95 computes one edge at a time in Python
 
 
