@@ -41,6 +41,7 @@ from routecli.improve.env import depot_slots, make_instances
 from routecli.improve.imitation import teacher_evaluate
 from routecli.improve.model import DACT, DACTConfig
 from routecli.improve.train import evaluate
+from routecli.plots.figure import save_png
 from routecli.problems import cost, gap
 from routecli.results import ResultStore
 
@@ -136,7 +137,7 @@ def report(out: Path) -> None:
         axis.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
     axes[0][0].legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(out / "pilot.png", dpi=120)
+    save_png(figure, out / "pilot.png")
     (out / "pilot.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
