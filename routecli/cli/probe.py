@@ -78,13 +78,14 @@ def probe(
     ref_budget: float = typer.Option(None, "--ref-budget", min=MIN_FACTOR, max=MAX_FACTOR,
                                      metavar="FACTOR", help=BUDGET_HELP),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, max=MAX_JOBS, metavar="N", help=JOBS_HELP),
-    ipe_schedule: str = typer.Option("integer", "--ipe-schedule", metavar="NAME",
-                                     help="IPE frequencies: integer harmonics, or the paper's "
-                                     "geometric formula 10000^(-2k/D) (breaks circularity; for "
-                                     "comparison)."),
+    ipe_schedule: str = typer.Option("geometric", "--ipe-schedule", metavar="NAME",
+                                     help="IPE frequencies: geometric, the paper's printed "
+                                     "formula 10000^(-2k/D) (as in the comparison tables), or "
+                                     "integer, routecli's harmonics (exactly circular and "
+                                     "reversal-invariant; the registry's IPE)."),
     ipe_amplitude: str = typer.Option(None, "--ipe-amplitude", metavar="NAME",
-                                      help="IPE channel scale: harmonic (1/k, default with "
-                                      "integer harmonics) or flat."),
+                                      help="IPE channel scale: flat (the printed formula's) or "
+                                      "harmonic (1/k, default with --ipe-schedule integer)."),
     references: bool = typer.Option(True, "--references/--no-references", help="Add two "
                                     "reference rows that are not encodings: the index gap "
                                     "|i - j| and the normalised cyclic arc."),

@@ -29,7 +29,7 @@ def test_probe_writes_one_row_per_encoding_with_the_paper_values(tmp_path, capsy
     assert data["pairs_per_solution"] == 200 and data["set"] == "cvrp-100"
 
 
-def test_probe_can_use_the_papers_geometric_ipe_schedule(tmp_path, monkeypatch):
+def test_probe_uses_the_papers_printed_ipe_unless_told_otherwise(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTECLI_CACHE", str(tmp_path / "cache"))
     results = {}
     for schedule in ("integer", "geometric"):
@@ -39,6 +39,12 @@ def test_probe_can_use_the_papers_geometric_ipe_schedule(tmp_path, monkeypatch):
                      "--out", str(out)]) == 0
         results[schedule] = json.loads(out.read_text())["rows"][0]["D1"]
     assert results["integer"] != results["geometric"]
+    out = tmp_path / "default.json"
+    assert main(["probe", "--pe", "ipe_inv", "--num", "2", "--pairs", "300", "--ref-budget",
+                 "0.05", "--jobs", "1", "--dim", "32", "--out", str(out)]) == 0
+    default = json.loads(out.read_text())
+    assert default["ipe_schedule"] == "geometric"  # the paper's printed formula by default
+    assert default["rows"][0]["D1"] == results["geometric"]
 
 
 def test_encoding_names_stay_whole_in_an_80_column_terminal():
