@@ -12,9 +12,9 @@ them), the DIMACS E-series (E10k.0-2, E31k.0-1, E100k.0-1, E316k.0, E1M.0; ``rou
 portgen``), TSPLIB up to 1,000 nodes, CVRPLIB X and AGS. Generated instances are written once as
 TSPLIB/CVRPLIB files under ``--instances`` (coordinates scaled by 10^6 and rounded, so the
 distance rounding is negligible). Uniform TSP files up to ``--lkh-max`` nodes get an LKH-3 tour
-(``elkai``, one run; ``pip install -e ".[lkh]"``) written beside them as ``NAME.tour``, which ``routecli bench`` re-costs,
-validates and uses as the reference; the library sets use their best-known values; the rest are
-compared with nearest neighbour only.
+(``elkai``, one run; ``pip install -e ".[lkh]"``) written beside them as ``NAME.tour``, which
+``routecli bench`` re-costs, validates and uses as the reference; the library sets use their
+best-known values; the rest are compared with nearest neighbour only.
 
 Every (set, solver) pair is one ``routecli bench`` run in its own process with one thread
 (``OUT/runs/<set>-<solver>``: ``nn``, or ``miloop-<digest>`` named by the first 8 hex digits of
