@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from routecli.baselines.lkh import lkh_tour
 from routecli.generate.portgen import e_series_seed, portgen_name
 from routecli.io import read_instance
 from routecli.io.datasets import data_root
@@ -109,8 +110,6 @@ def materialise(name: str, spec: InstanceSet, folder: Path) -> Path:
 def lkh_tours(folder: Path, max_size: int) -> None:
     """An LKH-3 tour (``elkai``, one run) beside every TSP file of at most ``max_size`` nodes
     that has none, as ``NAME.tour`` (TSPLIB TOUR), with its run time in the comment."""
-    import elkai
-
     for path in sorted(folder.glob("*.tsp")):
         tour_path = path.with_suffix(".tour")
         instance = read_instance(path)
@@ -119,11 +118,8 @@ def lkh_tours(folder: Path, max_size: int) -> None:
         assert isinstance(instance, TSPInstance) and instance.coords is not None
         coords = np.asarray(instance.coords, dtype=np.float64)
         started = time.perf_counter()
-        order = elkai.Coordinates2D({i: (float(x), float(y)) for i, (x, y) in
-                                     enumerate(coords)}).solve_tsp(runs=1)
+        order = lkh_tour(coords, runs=1)
         seconds = time.perf_counter() - started
-        order = [int(i) for i in order[:-1]]  # elkai closes the tour on its first city
-        assert sorted(order) == list(range(instance.size)), "LKH returned no permutation"
         lines = [f"NAME : {path.stem}.tour",
                  f"COMMENT : LKH-3 via elkai, 1 run, {seconds:.0f} s on one core",
                  "TYPE : TOUR", f"DIMENSION : {instance.size}", "TOUR_SECTION",
