@@ -1,8 +1,11 @@
-"""Grow the committed label stores (PyVRP solutions of training instances), chunk by chunk,
-round-robin over the stores named, until stopped or ``--hours`` have passed.
+"""Grow the committed label stores (PyVRP solutions of training instances, or LKH-3 tours with
+``--labeller lkh``), chunk by chunk, round-robin over the stores named, until stopped or
+``--hours`` have passed.
 
     python benchmarks/build_labels.py --store tsp:uniform:100 --store cvrp:uniform:100 \
         --store cvrp:mixed:100 --hours 2.5
+    python benchmarks/build_labels.py --labeller lkh --store tsp:uniform:500 \
+        --store tsp:uniform:1000
 
 Resumable: each store goes on at its first missing chunk (``data/labels/``, committed). Each
 round labels one chunk of every store, a task each (``--executor``, ``--workers``,
@@ -16,6 +19,7 @@ import time
 from pathlib import Path
 
 from routecli.miloop.labels import LabelStore
+from routecli.miloop.options import LABELLERS
 from routecli.miloop.train import pyvrp_budget
 from routecli.tasks import Task, add_executor_options, executor_of, run_tasks
 
@@ -29,6 +33,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=float, default=1.0,
                         help="nominal PyVRP seconds per label (iteration budget)")
+    parser.add_argument("--labeller", choices=LABELLERS, default="pyvrp",
+                        help="pyvrp (on --budget) or lkh (TSP, one LKH-3 run per instance)")
     parser.add_argument("--hours", type=float, default=1e9)
     parser.add_argument("--root", type=Path, default=ROOT)
     add_executor_options(parser)
@@ -37,7 +43,7 @@ def main() -> None:
     for spec in args.store:
         problem, distribution, size = spec.split(":")
         stores.append(LabelStore(args.root, problem, distribution, int(size),
-                                 pyvrp_budget(args.budget), args.seed))
+                                 pyvrp_budget(args.budget), args.seed, labeller=args.labeller))
     end = time.time() + args.hours * 3600
     owner: dict[str, LabelStore] = {}
 

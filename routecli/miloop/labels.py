@@ -13,14 +13,16 @@ Distributions (:func:`training_batch`):
 
 A :class:`LabelStore` is a growing set of labelled instances of one (problem, distribution,
 size) kept in the repository (``data/labels``): PyVRP solutions on a deterministic iteration
-budget, computed in chunks (in the background by ``benchmarks/build_labels.py``, or by a
-supervised stage that needs more), and reused by every later run on any machine. A
-:class:`LabelPool` is the in-memory form a training stage samples from.
+budget, or LKH-3 tours (TSP, ``labeller="lkh"``: near-optimal in seconds at 500-2,000 nodes,
+where PyVRP's labels take minutes), computed in chunks (in the background by
+``benchmarks/build_labels.py``, or by a supervised stage that needs more), and reused by every
+later run on any machine. A :class:`LabelPool` is the in-memory form a training stage samples
+from.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +31,13 @@ import torch
 
 from routecli import generate
 from routecli.atomic import atomic_write
+from routecli.baselines.lkh import lkh_tour, require_elkai
 from routecli.baselines.reference import ReferenceBudget, reference_solutions
 from routecli.baselines.reference import decode as decode_solution
 from routecli.baselines.reference import encode as encode_solution
-from routecli.miloop.options import DISTRIBUTIONS, MIXED_PROBLEMS
-from routecli.problems import Routes, Tour
+from routecli.errors import OptionError
+from routecli.miloop.options import DISTRIBUTIONS, LABELLERS, MIXED_PROBLEMS, Labeller
+from routecli.problems import Routes, Tour, check
 from routecli.problems.geometry import augment8, unit_square
 from routecli.tasks import Executor, Task, make_executor, run_tasks, task_key
 
@@ -166,19 +170,37 @@ def chunk_seed(seed: int, chunk: int) -> int:
     return int(np.random.SeedSequence([seed, chunk]).generate_state(1)[0] >> 1)
 
 
-LABEL_CHUNK = 200  # instances per file of a LabelStore
+LABEL_CHUNK = 200  # instances per file of a PyVRP LabelStore
+# instances per file of an LKH store: its 500-2,000-node labels take seconds each, and a
+# chunk is what a stopped labeller loses
+LKH_CHUNK = 20
+LKH_RUNS = 1  # LKH-3 runs per label
 LABEL_SEED = 0  # the stores' instances; validation (987654) and evaluation (2026) sets differ
+
+
+def require_labeller(problem: str, labeller: str) -> None:
+    """Refuse, in one line, a labeller that cannot label ``problem`` on this machine."""
+    if labeller not in LABELLERS:
+        raise OptionError(f"--labeller: choose {', '.join(LABELLERS)}, not {labeller!r}")
+    if labeller == "lkh":
+        if problem != "tsp":
+            raise OptionError(f"--labeller lkh labels TSP instances only, not {problem} "
+                              "(use pyvrp)")
+        require_elkai("--labeller lkh")
 
 
 @dataclass(frozen=True)
 class LabelStore:
     """A growing, committed set of labelled instances of one (problem, distribution, size,
-    seed, budget): a folder of chunk files of ``chunk`` instances each.
+    seed, labeller and its budget): a folder of chunk files of ``chunk`` instances each
+    (default :data:`LABEL_CHUNK`, :data:`LKH_CHUNK` for LKH).
 
-    Chunk ``c`` holds only the solutions (``int16``) and a digest of its instances, which are
-    regenerated from ``(seed, c)`` on load; the digest proves they are the ones labelled. A
-    chunk is written atomically, so a labeller that is stopped loses at most one chunk, and a
-    later one (on any machine) goes on at the first missing chunk.
+    ``labeller``: ``pyvrp`` (PyVRP on ``budget``) or ``lkh`` (TSP: :data:`LKH_RUNS` LKH-3
+    runs, ``budget`` unused); it names the folder, so stores of the two never mix. Chunk ``c``
+    holds only the solutions (``int16``) and a digest of its instances, which are regenerated
+    from ``(seed, c)`` on load; the digest proves they are the ones labelled. A chunk is
+    written atomically, so a labeller that is stopped loses at most one chunk, and a later
+    one (on any machine) goes on at the first missing chunk.
     """
 
     root: Path
@@ -187,12 +209,19 @@ class LabelStore:
     size: int
     budget: ReferenceBudget
     seed: int = LABEL_SEED
-    chunk: int = field(default_factory=lambda: LABEL_CHUNK)
+    chunk: int = 0  # 0: the labeller's default
+    labeller: Labeller = "pyvrp"
+
+    def __post_init__(self) -> None:
+        require_labeller(self.problem, self.labeller)
+        if not self.chunk:
+            object.__setattr__(self, "chunk", LKH_CHUNK if self.labeller == "lkh" else LABEL_CHUNK)
 
     @property
     def folder(self) -> Path:
+        solver = f"lkh-r{LKH_RUNS}" if self.labeller == "lkh" else f"i{self.budget.iterations}"
         return Path(self.root) / (f"{self.problem}-{self.distribution}-{self.size}-s{self.seed}-"
-                                  f"i{self.budget.iterations}-c{self.chunk}")
+                                  f"{solver}-c{self.chunk}")
 
     def chunk_path(self, chunk: int) -> Path:
         return self.folder / f"chunk-{chunk:05d}.npz"
@@ -209,14 +238,20 @@ class LabelStore:
         return self.chunk * len(self.chunks())
 
     def label_arrays(self, chunk: int, jobs: int = 1) -> dict[str, Any]:
-        """The arrays of chunk ``chunk``: PyVRP's solutions on the store's budget, encoded,
-        and the digest of the instances (a task, in any process; :meth:`write_chunk` stores
-        them)."""
+        """The arrays of chunk ``chunk``: the labeller's solutions (PyVRP on the store's
+        budget with ``jobs`` processes, or LKH tours, each checked feasible), encoded, and the
+        digest of the instances (a task, in any process; :meth:`write_chunk` stores them)."""
         from routecli.generate import batch_instances
 
         raw = self.chunk_instances(chunk)
-        solutions = reference_solutions(batch_instances(self.problem, raw), self.budget,
-                                        jobs=jobs, progress=False)
+        instances = batch_instances(self.problem, raw)
+        solutions: list[Tour | Routes]
+        if self.labeller == "lkh":
+            solutions = [Tour(lkh_tour(xy, LKH_RUNS)) for xy in raw["locs"]]
+            for instance, solution in zip(instances, solutions, strict=True):
+                check(instance, solution)
+        else:
+            solutions = reference_solutions(instances, self.budget, jobs=jobs, progress=False)
         encoded = [encode_solution(s) for s in solutions]
         arrays: dict[str, Any] = {"digest": np.array(_digest(raw))}
         for name in encoded[0]:
@@ -229,7 +264,7 @@ class LabelStore:
         atomic_write(self.chunk_path(chunk), lambda fh: np.savez_compressed(fh, **arrays))
 
     def label_chunk(self, chunk: int, jobs: int = 1) -> None:
-        """Solve chunk ``chunk`` with PyVRP on the store's budget and write it."""
+        """Label chunk ``chunk`` (:meth:`label_arrays`) and write it."""
         self.write_chunk(chunk, self.label_arrays(chunk, jobs))
 
     def chunk_task(self, chunk: int) -> Task:

@@ -34,6 +34,9 @@ STAGE_RANGES = {"size": (2, MAX_NODES), "steps": (1, MAX_STEPS), "batch": (1, MA
 # start of a randomly ordered label, either direction out of a tour's start)
 Targets = Literal["label", "equivalent"]
 TARGETS: tuple[Targets, ...] = get_args(Targets)
+# who labels a supervised stage's instances: PyVRP on an iteration budget, or LKH-3 (elkai, TSP)
+Labeller = Literal["pyvrp", "lkh"]
+LABELLERS: tuple[Labeller, ...] = get_args(Labeller)
 # The training curriculum of each problem unless one is given (size:steps:batch:rollouts)
 DEFAULT_CURRICULUM = {
     "tsp": "20:600:8:20,50:400:4:25,100:100000:2:25",

@@ -1,7 +1,10 @@
+from importlib.util import find_spec
+
 import numpy as np
 import pytest
 
 from routecli.baselines.reference import ReferenceBudget
+from routecli.errors import OptionError
 from routecli.generate import batch_instances
 from routecli.miloop import labels
 from routecli.miloop.labels import LabelStore
@@ -73,3 +76,40 @@ def test_equivalent_actions_of_a_tour_are_both_neighbours_of_its_start_then_the_
     assert set(sets[0, 1].nonzero()[:, 0].tolist()) == {tour[1], tour[-1]}
     assert all(sets[0, t].nonzero()[:, 0].tolist() == [tour[t]] for t in range(2, 5))
     assert labels.equivalent_actions("pdtsp", seq, 5) is None
+
+
+needs_elkai = pytest.mark.skipif(find_spec("elkai") is None, reason='pip install -e ".[lkh]"')
+
+
+@needs_elkai
+def test_an_lkh_store_holds_valid_tours_in_its_own_folder_and_labels_each_chunk_once(
+        tmp_path, monkeypatch):
+    calls = []
+    original = labels.lkh_tour
+
+    def counted(xy, runs):
+        calls.append(len(xy))
+        return original(xy, runs)
+
+    monkeypatch.setattr(labels, "lkh_tour", counted)
+    store = LabelStore(tmp_path, "tsp", "uniform", 9, BUDGET, chunk=3, labeller="lkh")
+    assert store.folder != LabelStore(tmp_path, "tsp", "uniform", 9, BUDGET, chunk=3).folder
+    assert "lkh" in store.folder.name
+    pool = store.ensure(5, progress=False)
+    assert calls == [9] * 6 and len(pool) == 6
+    for instance, solution in zip(batch_instances("tsp", pool.raw), pool.solutions, strict=True):
+        check(instance, solution)
+    again = LabelStore(tmp_path, "tsp", "uniform", 9, BUDGET, chunk=3, labeller="lkh")
+    assert len(again.ensure(6, progress=False)) == 6 and len(calls) == 6  # read, not relabelled
+    assert LabelStore(tmp_path, "tsp", "uniform", 9, BUDGET, labeller="lkh").chunk == \
+        labels.LKH_CHUNK
+
+
+def test_lkh_labels_only_tsp_and_needs_elkai(tmp_path, monkeypatch):
+    with pytest.raises(OptionError, match="TSP instances only"):
+        LabelStore(tmp_path, "cvrp", "uniform", 9, BUDGET, labeller="lkh")
+    with pytest.raises(OptionError, match="choose pyvrp, lkh"):
+        LabelStore(tmp_path, "tsp", "uniform", 9, BUDGET, labeller="concorde")  # type: ignore[arg-type]
+    monkeypatch.setattr("routecli.baselines.lkh.find_spec", lambda name: None)
+    with pytest.raises(OptionError, match=r'pip install -e "\.\[lkh\]"'):
+        LabelStore(tmp_path, "tsp", "uniform", 9, BUDGET, labeller="lkh")
