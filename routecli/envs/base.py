@@ -65,19 +65,25 @@ def compact(available: Tensor, pad_id: int) -> tuple[Tensor, Tensor]:
 
 class CandidateSets:
     """The ``K`` nearest allowed nodes of each rollout's current node, for rollouts that all
-    decode the same instance (any of its 8 symmetric images: they keep every distance).
+    decode the same instance (any of its 8 symmetric images: they keep every distance), or,
+    with coords ``[B, N, 2]``, for B rollouts of B instances, one per row (teacher forcing on
+    a batch of labelled TSP instances).
 
-    coords ``[N, 2]``; demand ``[N]`` (CVRP, as a share of the capacity): only customers that
-    fit the remaining capacity are candidates, and the depot (node 0) is always one while the
-    vehicle is away. The static neighbour lists hold ``2 K`` nodes, so the grid fallback is
-    only needed once most of a neighbourhood is visited.
+    coords ``[N, 2]`` or ``[B, N, 2]``; demand ``[N]`` (CVRP, one instance, as a share of the
+    capacity): only customers that fit the remaining capacity are candidates, and the depot
+    (node 0) is always one while the vehicle is away. The static neighbour lists hold ``2 K``
+    nodes, so the grid fallback is only needed once most of a neighbourhood is visited.
     """
 
     def __init__(self, coords: np.ndarray, k: int, demand: np.ndarray | None = None):
         if k < 1:
             raise ValueError(f"the candidate set size must be positive, got {k}")
+        per_row = np.ndim(coords) == 3
+        if per_row and demand is not None:
+            raise ValueError("candidate sets with demands take one instance")
         self.k = k
-        self.index = CandidateIndex(coords, list_size=2 * k)
+        self.indexes = [CandidateIndex(xy, list_size=2 * k)
+                        for xy in (coords if per_row else [coords])]
         self.demand = None if demand is None else np.asarray(demand, np.float64)
 
     def select(self, current: Tensor, visited: Tensor, pad_id: int,
@@ -88,9 +94,20 @@ class CandidateSets:
         :func:`aligned`."""
         depot = None if depot_open is None else depot_open.cpu().numpy()
         room = None if remaining is None else remaining.double().cpu().numpy()
-        found, sizes = self.index.query(current.cpu().numpy(), visited.cpu().numpy(), self.k,
-                                        always=0 if depot is not None else -1, always_open=depot,
-                                        demand=self.demand, remaining=room)
+        at, seen = current.cpu().numpy(), visited.cpu().numpy()
+        if len(self.indexes) == 1:
+            found, sizes = self.indexes[0].query(at, seen, self.k,
+                                                 always=0 if depot is not None else -1,
+                                                 always_open=depot, demand=self.demand,
+                                                 remaining=room)
+        else:  # one query per row, each on its own instance
+            if len(self.indexes) != len(at):
+                raise ValueError(f"candidate sets of {len(self.indexes)} instances asked for "
+                                 f"{len(at)} rows")
+            rows = [index.query(at[r:r + 1], seen[r:r + 1], self.k)
+                    for r, index in enumerate(self.indexes)]
+            found = np.concatenate([f for f, _ in rows])
+            sizes = np.concatenate([n for _, n in rows])
         width = aligned(int(sizes.max()))
         ids = torch.from_numpy(found[:, :width]).to(visited.device)
         ids = F.pad(ids, (0, width - ids.shape[1]), value=-1)
