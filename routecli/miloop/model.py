@@ -309,16 +309,18 @@ class Rollout:
 
     actions: Tensor  # [B, T] node ids, starting node first
     log_prob: Tensor  # [B] sum of log-probabilities of the counted decisions (Eq. 9)
-    cost: Tensor  # [B] objective
+    cost: Tensor  # [B] objective (of the walk so far when ``until`` stopped the rollout)
     decisions: Tensor  # [B] number of decisions in log_prob
+    outside: Tensor  # [B] replayed decisions left out of log_prob: their node was no candidate
 
 
 def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str = "sample",
             first_action: Tensor | None = None, generator: torch.Generator | None = None,
             recompute: bool = False, replay: Tensor | None = None,
             progress: Callable[[int], None] | None = None, precision: str = "fp32",
-            grad_from: int = 0, trace: Callable[[int, Observation | ItemObservation, Tensor,
-                                                 Tensor, Tensor], None] | None = None,
+            grad_from: int = 0, until: int | None = None,
+            trace: Callable[[int, Observation | ItemObservation, Tensor, Tensor, Tensor],
+                            None] | None = None,
             replay_sets: Tensor | None = None,
             check: Callable[[], None] | None = None) -> Rollout:
     """Construct solutions in ``env`` with ``model``, keeping memory and log-probabilities.
@@ -331,13 +333,17 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
     replay ``[B, T]``: follow these node sequences (as returned in :attr:`Rollout.actions`)
     instead of choosing, to recompute their log-probabilities under the current parameters;
     an entry < 0 is decided by the policy (``decode``), so a labelled prefix can be completed
-    freely.
+    freely. A replayed node that is not among the step's candidates (``env`` with
+    :class:`~routecli.envs.base.CandidateSets`: the K nearest) is still visited, but the
+    decision does not count (the policy could not have chosen it; :attr:`Rollout.outside`).
     progress(t) is called every :data:`PROGRESS_EVERY` steps with the number of decisions made.
     precision: ``fp32``, or ``bf16`` (:func:`autocast`; the memory is then kept in bfloat16).
     grad_from: the steps before this one run without gradients and their decisions do not
     count (with ``replay``: teacher forcing on a suffix, the memory at its start reached by
     replaying the prefix under the current parameters, truncated backpropagation through
     the memory).
+    until: stop after this many steps (with ``grad_from``: teacher forcing on the window
+    ``[grad_from, until)``; the walk is then unfinished).
     replay_sets ``[B, T, N]``: with ``replay``, the node ids as good as the replayed one at each
     step (:func:`routecli.miloop.labels.equivalent_actions`); a counted decision then adds
     ``log P(set)`` instead of the replayed action's log-probability.
@@ -353,12 +359,13 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
     memory = model.new_memory(env.batch, env.num_nodes, device, precision_dtype(precision))
     log_prob = torch.zeros(env.batch, device=device)
     decisions = torch.zeros(env.batch, dtype=torch.long, device=device)
+    outside = torch.zeros_like(decisions)
     grad_enabled = torch.is_grad_enabled()
     first_call = True
     step = 0
     t = 0 if isinstance(env, KPEnv) else 1  # next decision's index in Rollout.actions (a
     # routing sequence starts with its starting node, a knapsack's with its first item)
-    while True:
+    while step != until:
         done = env.done
         if bool(done.all()):
             break
@@ -373,11 +380,14 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
             log_p = torch.log_softmax(logits, -1)  # [B, K]
             cand = obs.nodes[:, obs.nodes.shape[1] - logits.shape[1]:]  # [B, K] (after first, current)
             target = None
+            missing = torch.zeros_like(done)  # [B] the replayed node is no candidate
             if replay is not None:
                 target = replay[:, t] if t < replay.shape[1] else torch.zeros_like(done, dtype=torch.long)
             if target is not None and bool((target >= 0).all()):
-                choice = (cand == target[:, None]).float().argmax(1)
-                counted = ~done & (not (first_call and first_action is not None))
+                is_target = cand == target[:, None]  # [B, K]
+                choice = is_target.float().argmax(1)
+                missing = ~done & ~is_target.any(1)
+                counted = ~done & ~missing & (not (first_call and first_action is not None))
             elif first_call and first_action is not None:
                 choice = (cand == first_action[:, None]).float().argmax(1)
                 counted = torch.zeros_like(done)
@@ -391,6 +401,7 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
                     choice = torch.where(target >= 0, forced, choice)
                 counted = ~done
             counted = counted & (step >= grad_from)
+            outside += missing & (step >= grad_from)
             picked = log_p.gather(1, choice[:, None]).squeeze(1)
             if replay_sets is not None and t < replay_sets.shape[1]:
                 ids = replay_sets[:, t]  # [B, N]; candidates may hold the padding id N
@@ -401,7 +412,8 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
             decisions += counted
             if trace is not None:
                 trace(t, obs, log_p, choice, memory)
-            env.step(cand.gather(1, choice[:, None]).squeeze(1))
+            node = cand.gather(1, choice[:, None]).squeeze(1)
+            env.step(torch.where(missing, target, node) if target is not None else node)
         first_call = False
         t += 1
         step += 1
@@ -409,7 +421,7 @@ def rollout(model: MiLoop, env: TSPEnv | CVRPEnv | PDTSPEnv | KPEnv, decode: str
             progress(t)
         if check is not None:
             check()
-    return Rollout(env.paths(), log_prob, env.cost(), decisions)
+    return Rollout(env.paths(), log_prob, env.cost(), decisions, outside)
 
 
 # ------------------------------------------------------------------------------------------

@@ -140,3 +140,55 @@ def test_grad_from_replays_the_prefix_without_gradient_and_counts_the_suffix():
     assert not sums[7].requires_grad and torch.equal(sums[7], torch.zeros(2))
     suffix.log_prob.sum().backward()
     assert model.fuse_cand.weight.grad is not None
+
+
+def teacher_forced_steps(model, locs, tour, **kw) -> list[float]:
+    """The label's log-probability at every decision of a teacher-forced rollout."""
+    steps = []
+
+    def keep(t, obs, log_p, choice, memory):
+        steps.append(log_p.gather(1, choice[:, None])[:, 0])
+
+    rollout(model, TSPEnv(locs, tour[:, 0], kw.pop("candidates", None)), replay=tour,
+            trace=keep, **kw)
+    return steps
+
+
+@pytest.mark.parametrize("start, end", [(0, 3), (2, 6), (5, 9)])
+def test_a_window_sums_its_slice_of_the_teacher_forced_decisions_and_stops(start, end):
+    model = small("tsp")
+    locs = torch.rand(2, 10, 2, generator=torch.Generator().manual_seed(start))
+    tour = torch.stack([torch.randperm(10, generator=torch.Generator().manual_seed(s))
+                        for s in (1, 2)])
+    steps = teacher_forced_steps(model, locs, tour)
+    window = rollout(model, TSPEnv(locs, tour[:, 0]), replay=tour, grad_from=start, until=end)
+    torch.testing.assert_close(window.log_prob, torch.stack(steps[start:end]).sum(0))
+    assert window.decisions.tolist() == [end - start] * 2 and window.outside.tolist() == [0, 0]
+    assert torch.equal(window.actions, tour[:, :end + 1])  # stopped after the window
+    window.log_prob.sum().backward()
+    assert model.fuse_cand.weight.grad is not None
+
+
+def test_a_label_node_outside_the_candidates_is_visited_but_not_trained_on():
+    """K = 2 nearest: a tour that jumps across the square leaves the candidate set; those
+    decisions are counted in ``outside``, the others are the full rollout's."""
+    from routecli.envs.base import CandidateSets
+
+    model = small("tsp")
+    locs = torch.rand(2, 12, 2, generator=torch.Generator().manual_seed(0))
+    tour = torch.stack([torch.randperm(12, generator=torch.Generator().manual_seed(s))
+                        for s in (3, 4)])
+    sets = CandidateSets(locs.double().numpy(), k=2)
+    inside = []
+
+    def keep(t, obs, log_p, choice, memory):
+        inside.append((obs.nodes[:, 2:] == tour[:, t, None]).any(1))
+
+    result = rollout(model, TSPEnv(locs, tour[:, 0], sets), replay=tour, trace=keep)
+    inside = torch.stack(inside, 1)  # [B, 11]
+    assert torch.equal(result.actions, tour)  # the label is followed throughout
+    assert result.outside.tolist() == (~inside).sum(1).tolist()
+    assert int(result.outside.sum()) > 0 and torch.equal(result.decisions, inside.sum(1))
+    steps = torch.stack(teacher_forced_steps(model, locs, tour,
+                                             candidates=CandidateSets(locs.double().numpy(), 2)), 1)
+    torch.testing.assert_close(result.log_prob, steps.where(inside, 0.0).sum(1))
