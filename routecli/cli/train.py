@@ -11,7 +11,7 @@ from routecli.cli.common import Device, Seed, Threads, console, deprecated, err_
 from routecli.cli.outputs import check_folder, output_path
 from routecli.errors import OptionError
 from routecli.limits import MAX_INSTANCES, MAX_JOBS, MAX_LR, MAX_STEPS
-from routecli.miloop.options import STAGE_RANGES, Distribution, Loss, Targets
+from routecli.miloop.options import MAX_CANDIDATES, STAGE_RANGES, Distribution, Labeller, Loss, Targets
 from routecli.resources import DEFAULT_DEVICE, DEFAULT_THREADS, PrecisionChoice
 from routecli.stop import MAX_SECONDS
 
@@ -155,6 +155,22 @@ def train(
         help="Labelled instances per size in a supervised stage.")] = 1000,
     label_jobs: Annotated[int, typer.Option(
         min=1, max=MAX_JOBS, metavar="N", help="Processes labelling a pool.")] = 1,
+    labeller: Annotated[Labeller, typer.Option(
+        metavar="NAME", help="Who labels the supervised stages' stores: pyvrp (PyVRP on "
+        "--label-time-limit) or lkh (TSP: one LKH-3 run per instance through elkai, "
+        'pip install -e ".[lkh]"; seconds per label at 500-2,000 nodes). Each labeller has its '
+        "own stores.")] = "pyvrp",
+    train_candidates: Annotated[int, typer.Option(
+        min=0, max=MAX_CANDIDATES, metavar="K",
+        help="Supervised TSP stages above K nodes show each step the K nearest unvisited "
+        "nodes of the current node, as decoding does on large instances (--candidates); a "
+        "label's next node outside them is visited but not trained on (log.jsonl: "
+        "label_outside). 0: every node.")] = 0,
+    window: Annotated[int, typer.Option(
+        min=0, max=STAGE_RANGES["size"][1], metavar="N",
+        help="Supervised stages teacher-force N consecutive decisions at a random place, "
+        "the memory before them replayed without gradients (bounded memory on large "
+        "instances: 100 at 1,000 nodes). 0: a random suffix of each label.")] = 0,
     targets: Annotated[Targets, typer.Option(
         metavar="NAME", help="Teacher forcing towards the label's action (label) or towards "
         "every action as good as it (equivalent: any end of a route the label has not started "
@@ -210,7 +226,8 @@ def train(
                       activation_gb=activation_gb,
                       checkpoint_every=checkpoint_every, log_every=log_every, threads=threads,
                       device=device, layers=layers, fusion=fusion, gated=gated, memory=memory,
-                      targets=targets)
+                      targets=targets, labeller=labeller, train_candidates=train_candidates,
+                      window=window)
     folder = run_folder(out, run_dir, cfg.run_dir, resume, MILOOP_RUN_FILES)
     trainer = Trainer(cfg, resume=resume)
     report_stop(trainer.run(time_limit=time_limit), folder, trainer.step)

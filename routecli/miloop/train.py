@@ -15,9 +15,14 @@ fresh instances, labelled on the spot; ``supervised``, teacher forcing on a pool
 instances built in parallel before the stage and kept on disk for later runs
 (:class:`routecli.miloop.labels.LabelStore`), each sample a random suffix of its solution
 (the memory at the suffix start is reached by replaying the prefix without gradients, so
-one sample costs less than a full rollout and the state matches decoding exactly). A stage
-may draw its size per step from a range, and ``distribution`` = ``mixed`` trains on
-instances normalised as files are read, with CVRP routes of 5 to 150 customers.
+one sample costs less than a full rollout and the state matches decoding exactly), or with
+``window`` W a window of W consecutive decisions (bounded memory at 1,000+ nodes). With
+``train_candidates`` K, a TSP supervised step on more than K nodes shows the policy the K
+nearest unvisited nodes of the current node, as decoding does on large instances
+(:class:`routecli.envs.base.CandidateSets`, one instance per row); a label's node outside them
+is visited but not trained on. ``labeller`` = ``lkh`` labels TSP stores with LKH-3 instead of
+PyVRP. A stage may draw its size per step from a range, and ``distribution`` = ``mixed``
+trains on instances normalised as files are read, with CVRP routes of 5 to 150 customers.
 
 Speed (CPU): ``precision`` = ``bf16`` runs the policy under a bfloat16 autocast with float32
 master weights (``auto``, the default, picks it only where the device multiplies bfloat16
@@ -46,12 +51,14 @@ import torch
 
 from routecli import generate
 from routecli.envs import CVRPEnv, KPEnv, PDTSPEnv, TSPEnv
+from routecli.envs.base import CandidateSets, path_length
 from routecli.errors import OptionError
 from routecli.miloop.labels import (
     LabelPool,
     LabelStore,
     equivalent_actions,
     label_sequences,
+    require_labeller,
     training_batch,
 )
 from routecli.miloop.model import (
@@ -66,10 +73,12 @@ from routecli.miloop.options import (
     BF16_ON_CPU,
     DEFAULT_CURRICULUM,
     DISTRIBUTIONS,
+    MAX_CANDIDATES,
     MIXED_PROBLEMS,
     STAGE_RANGES,
     TARGETS,
     Distribution,
+    Labeller,
     Loss,
     Targets,
 )
@@ -218,6 +227,7 @@ class TrainConfig:
     label_time_limit: float = 0.1  # nominal PyVRP seconds per imitation label (pyvrp_budget)
     labels: str = "data/labels"  # label stores of supervised stages, shared between runs
     label_instances: int = 1000  # at least this many per size in a supervised stage's pool
+    labeller: Labeller = "pyvrp"  # who labels the supervised stages' stores (lkh: TSP)
     label_jobs: int = 1  # processes computing labels and validation references
     distribution: Distribution = "uniform"  # training instances (labels module)
     precision: PrecisionChoice = "auto"  # rollouts; master weights stay float32
@@ -235,6 +245,8 @@ class TrainConfig:
     memory: bool = True
     kp_capacities: tuple[float, ...] = (25.0,)  # KP training capacity, one per step in turn
     targets: Targets = "label"  # teacher forcing towards the label's action or all as good
+    train_candidates: int = 0  # supervised TSP steps see the K nearest unvisited nodes (0: all)
+    window: int = 0  # supervised steps teacher-force W consecutive decisions (0: a suffix)
 
     def __post_init__(self) -> None:
         """Refuse combinations no run can train (named by their command-line flags)."""
@@ -248,9 +260,22 @@ class TrainConfig:
             raise OptionError(f"--targets: choose {', '.join(TARGETS)}, not {self.targets!r}")
         if self.distribution == "mixed" and self.problem not in MIXED_PROBLEMS:
             raise OptionError(f"--distribution: mixed applies to {', '.join(MIXED_PROBLEMS)}")
-        if self.problem == "kp" and any(stage.supervised for stage in self.curriculum):
+        supervised = any(stage.supervised for stage in self.curriculum)
+        if self.problem == "kp" and supervised:
             raise OptionError("--curriculum: supervised stages label routing problems (KP: use "
                               ":imitation)")
+        given = {"--labeller lkh": self.labeller != "pyvrp", "--train-candidates":
+                 bool(self.train_candidates), "--window": bool(self.window)}
+        if not supervised and (named := [flag for flag, on in given.items() if on]):
+            raise OptionError(f"{', '.join(named)}: applies to supervised stages "
+                              "(size:steps:batch:1:supervised); the curriculum has none")
+        require_labeller(self.problem, self.labeller)
+        if not 0 <= self.train_candidates <= MAX_CANDIDATES or self.window < 0:
+            raise OptionError(f"--train-candidates and --window take K >= 0 and W >= 0, not "
+                              f"{self.train_candidates} and {self.window}")
+        if self.train_candidates and self.problem != "tsp":
+            raise OptionError(f"--train-candidates: candidate-set teacher forcing is built for "
+                              f"TSP, not {self.problem}")
         if self.problem == "pdtsp" and any(size % 2 for stage in self.curriculum
                                            for size in stage.sizes):
             raise OptionError("--curriculum: PDTSP sizes count pickups and deliveries: they "
@@ -321,12 +346,16 @@ def expand_rollouts(problem: str, data: dict[str, torch.Tensor], k: int, generat
     return env, starts + 1, k
 
 
-def label_env(problem: str, data: dict[str, torch.Tensor], labels: torch.Tensor
-              ) -> TSPEnv | CVRPEnv | PDTSPEnv | KPEnv:
+def label_env(problem: str, data: dict[str, torch.Tensor], labels: torch.Tensor,
+              candidates: int = 0) -> TSPEnv | CVRPEnv | PDTSPEnv | KPEnv:
     """The environment that replays ``labels`` ``[B, T]`` on ``data`` (a TSP tour starts where
-    its label starts)."""
+    its label starts). ``candidates`` K (TSP): each step shows the K nearest unvisited nodes of
+    each row's current node, as decoding does (0, or K at least the node count: all nodes)."""
     if problem == "tsp":
-        return TSPEnv(data["locs"], labels[:, 0])
+        locs = data["locs"]  # [B, N, 2]
+        sets = (CandidateSets(locs.double().cpu().numpy(), candidates)
+                if 0 < candidates < locs.shape[1] else None)
+        return TSPEnv(locs, labels[:, 0], sets)
     env, _, _ = expand_rollouts(problem, data, 1, torch.Generator())
     return env
 
@@ -340,11 +369,35 @@ def label_decisions(problem: str, labels: torch.Tensor) -> int:
     return int(last.min()) + 1
 
 
-def activation_bytes(rollouts: int, size: int, precision: str) -> int:
-    """Estimated activations a training step keeps for backward: ``rollouts`` rollouts of about
-    ``size`` steps over ``size / 2 + 2`` rows on average."""
-    per_row = ACTIVATION_BYTES_PER_ROW * (2 if precision == "fp32" else 1)
-    return rollouts * size * (size // 2 + 2) * per_row
+def trained_steps(decisions: int, window: int, rng: np.random.Generator
+                  ) -> tuple[int, int | None]:
+    """The decisions ``[start, end)`` one supervised sample teacher-forces among its
+    ``decisions``: a random suffix (``end`` None), or with ``window`` W, W consecutive ones
+    starting uniformly in ``[1 - W, decisions)`` and cut to the label (every decision is in
+    the window with the same chance, W / (decisions + W - 1))."""
+    if not window:
+        return int(rng.integers(decisions)), None
+    first = int(rng.integers(1 - window, decisions))
+    return max(first, 0), min(first + window, decisions)
+
+
+def step_rows(stage: Stage, size: int, cfg: TrainConfig) -> int:
+    """The most rows one construction step of ``stage`` shows the policy on ``size`` nodes:
+    the first and current nodes and every node, or ``train_candidates`` (supervised)."""
+    seen = cfg.train_candidates if stage.supervised and cfg.train_candidates else size
+    return min(seen, size) + 2
+
+
+def activation_bytes(stage: Stage, size: int, cfg: TrainConfig) -> int:
+    """Estimated activations a training step of ``stage`` on ``size`` nodes keeps for backward:
+    a whole rollout per row (``size`` steps over ``size / 2 + 2`` rows on average, fewer with
+    candidate sets), or a supervised ``window`` of steps of at most :func:`step_rows` rows."""
+    rollouts = stage.batch * (1 if stage.teacher else stage.rollouts)
+    rows = step_rows(stage, size, cfg)
+    steps, mean_rows = ((min(size, cfg.window), rows) if stage.supervised and cfg.window
+                        else (size, min(size // 2 + 2, rows)))
+    per_row = ACTIVATION_BYTES_PER_ROW * (2 if cfg.precision == "fp32" else 1)
+    return rollouts * steps * mean_rows * per_row
 
 
 # What a run's state (last.pt, or its compact copy) holds for --resume (a policy checkpoint
@@ -367,9 +420,8 @@ def step_bytes(stage: Stage, cfg: TrainConfig) -> int:
     ``activation_gb``, above which they are recomputed) and one construction step's pairwise
     tensors over every rollout."""
     rollouts = stage.batch * (1 if stage.teacher else stage.rollouts)
-    kept = min(activation_bytes(rollouts, stage.size, cfg.precision),
-               int(cfg.activation_gb * 2**30))
-    return kept + 32 * rollouts * (stage.size + 2) ** 2
+    kept = min(activation_bytes(stage, stage.size, cfg), int(cfg.activation_gb * 2**30))
+    return kept + 32 * rollouts * step_rows(stage, stage.size, cfg) ** 2
 
 
 class Trainer:
@@ -477,18 +529,21 @@ class Trainer:
         rng = np.random.default_rng(seed)
         size = stage.sizes[int(rng.integers(len(stage.sizes)))] if stage.low else stage.size
         self.model.train()
-        rollouts = stage.batch * (1 if stage.teacher else stage.rollouts)
         run = partial(rollout, self.model, precision=cfg.precision,
-                      recompute=activation_bytes(rollouts, size, cfg.precision)
-                      > cfg.activation_gb * 2**30)
+                      recompute=activation_bytes(stage, size, cfg) > cfg.activation_gb * 2**30)
+        outside = 0.0  # share of the trained label decisions outside the candidate sets
         if stage.supervised:
             pool = self.pool(size)
             data, labels = pool.sample(rng.choice(len(pool), stage.batch), rng, cfg.device)
-            start = int(rng.integers(label_decisions(cfg.problem, labels)))  # first trained one
-            result = run(label_env(cfg.problem, data, labels), replay=labels, grad_from=start,
+            start, end = trained_steps(label_decisions(cfg.problem, labels), cfg.window, rng)
+            result = run(label_env(cfg.problem, data, labels, cfg.train_candidates),
+                         replay=labels, grad_from=start, until=end,
                          replay_sets=self.target_sets(data, labels))
             loss = -result.log_prob.sum() / result.decisions.sum().clamp_min(1)
-            log_prob, cost, k = result.log_prob.detach()[:, None], result.cost[:, None], 1
+            outside = float(result.outside.sum() / (result.outside + result.decisions).sum()
+                            .clamp_min(1))
+            cost = result.cost if end is None else path_length(data["locs"], labels)
+            log_prob, cost, k = result.log_prob.detach()[:, None], cost[:, None], 1
         elif stage.imitation:
             data = sample_batch(cfg.problem, size, stage.batch, seed, cfg.device,
                                 cfg.kp_capacities[self.step % len(cfg.kp_capacities)],
@@ -521,10 +576,13 @@ class Trainer:
         self.optimizer.step()
         self.step += 1
         self.instances += stage.batch * self.world
-        return {"loss": float(loss.detach()), "cost": float(cost.mean()),
-                "best_cost": float(cost.min(1).values.mean()),
-                "pair_acc": pair_accuracy(log_prob.detach(), cost) if k > 1 else float("nan"),
-                "grad_norm": float(grad_norm), "size": size}
+        stats = {"loss": float(loss.detach()), "cost": float(cost.mean()),
+                 "best_cost": float(cost.min(1).values.mean()),
+                 "pair_acc": pair_accuracy(log_prob.detach(), cost) if k > 1 else float("nan"),
+                 "grad_norm": float(grad_norm), "size": size}
+        if cfg.train_candidates:
+            stats["label_outside"] = outside
+        return stats
 
     def target_sets(self, data: dict[str, torch.Tensor], labels: torch.Tensor
                     ) -> torch.Tensor | None:
@@ -541,7 +599,7 @@ class Trainer:
         if size not in self.pools:
             cfg = self.cfg
             store = LabelStore(Path(cfg.labels), cfg.problem, cfg.distribution, size,
-                               pyvrp_budget(cfg.label_time_limit))
+                               pyvrp_budget(cfg.label_time_limit), labeller=cfg.labeller)
             if self.rank == 0:
                 self.pools[size] = store.ensure(cfg.label_instances, cfg.label_jobs,
                                                 self.progress)

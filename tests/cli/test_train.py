@@ -213,3 +213,11 @@ def test_a_policy_as_last_pt_and_an_init_of_another_problem_are_one_line(tmp_pat
     assert main(["train", "--problem", "tsp", "--out", str(tmp_path / "new"), *TINY,
                  "--init", str(shipped("miloop-cvrp.pt"))]) == 2
     assert "a checkpoint of problem 'cvrp', not 'tsp'" in _one_line(capsys)
+
+
+def test_lkh_labels_for_another_problem_than_tsp_are_one_line(capsys):
+    argv = ["train", "--problem", "cvrp", "--curriculum", "20:2:2:1:supervised",
+            "--labeller", "lkh"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "TSP instances only" in err

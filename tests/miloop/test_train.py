@@ -1,7 +1,9 @@
+import copy
 import json
 import math
 import os
 import socket
+from importlib.util import find_spec
 
 import pytest
 import torch
@@ -243,3 +245,97 @@ def test_replay_sets_count_the_probability_of_every_equivalent_action():
     single[:] = False
     single.scatter_(2, seq[:, :, None], True)
     assert torch.allclose(replay(single)[0], plain)
+
+
+def test_a_window_covers_every_decision_alike_and_no_window_draws_todays_suffix():
+    import numpy as np
+
+    from routecli.miloop.train import trained_steps
+
+    rng = np.random.default_rng(0)
+    covered = np.zeros(30)
+    for _ in range(20_000):
+        start, end = trained_steps(30, 8, rng)
+        assert 0 <= start < end <= 30 and end - start <= 8
+        covered[start:end] += 1
+    share = covered / 20_000  # each decision: 8 / (30 + 8 - 1)
+    assert np.allclose(share, 8 / 37, atol=0.015)
+    a, b = np.random.default_rng(5), np.random.default_rng(5)
+    assert [trained_steps(30, 0, a) for _ in range(5)] == [(int(b.integers(30)), None)
+                                                          for _ in range(5)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_candidate_sets_of_at_least_n_nodes_give_the_full_training_loss(seed):
+    """The supervised loss (and its gradient) through per-row candidate sets with K >= N is
+    the loss of full teacher forcing, for any instance size, suffix or window."""
+    import numpy as np
+
+    from routecli.envs.base import CandidateSets
+    from routecli.miloop.train import label_env, trained_steps
+
+    rng = np.random.default_rng(seed)
+    n, batch = int(rng.integers(4, 20)), int(rng.integers(1, 4))
+    locs = torch.as_tensor(rng.random((batch, n, 2)), dtype=torch.float32)
+    labels = torch.stack([torch.as_tensor(rng.permutation(n)) for _ in range(batch)])
+    start, end = trained_steps(n - 1, int(rng.integers(0, 5)), rng)
+    torch.manual_seed(seed)
+    policy = MiLoop(MiLoopConfig(problem="tsp", dim=16, ff_dim=32, layers=1))
+    losses, grads = [], []
+    for env in (label_env("tsp", {"locs": locs}, labels),
+                TSPEnv(locs, labels[:, 0], CandidateSets(locs.double().numpy(),
+                                                         n + int(rng.integers(0, 3))))):
+        model = copy.deepcopy(policy)
+        result = rollout(model, env, replay=labels, grad_from=start, until=end)
+        loss = -result.log_prob.sum() / result.decisions.sum().clamp_min(1)
+        loss.backward()
+        losses.append(loss.detach())
+        grads.append(model.fuse_cand.weight.grad)
+    assert torch.equal(losses[0], losses[1]) and torch.equal(grads[0], grads[1])
+
+
+needs_elkai = pytest.mark.skipif(find_spec("elkai") is None, reason='pip install -e ".[lkh]"')
+
+
+@needs_elkai
+def test_a_supervised_window_through_candidate_sets_trains_on_lkh_labels(tmp_path, monkeypatch):
+    monkeypatch.setattr("routecli.miloop.train.Trainer.validate",
+                        lambda self: {"val_gap": 1.0, "val_cost": 1.0, "val_seconds": 0.0})
+    monkeypatch.setattr("routecli.miloop.labels.LKH_CHUNK", 4)
+    cfg = tiny_config(tmp_path, curriculum=Stage.parse_list("14:3:2:1:supervised"),
+                      labels=str(tmp_path / "labels"), label_instances=4, labeller="lkh",
+                      train_candidates=5, window=4, val_size=14)
+    Trainer(cfg, progress=False).run()
+    assert [p.name for p in (tmp_path / "labels").iterdir()] == ["tsp-uniform-14-s0-lkh-r1-c4"]
+    records = [r for r in read_log(tmp_path / "run" / "log.jsonl") if "loss" in r]
+    assert len(records) == 3
+    assert all(math.isfinite(r["loss"]) and 0 <= r["label_outside"] < 1 for r in records)
+    assert all(r["cost"] > 1.0 for r in records)  # whole label tours, not the window's walk
+
+
+@pytest.mark.parametrize("settings, message", [
+    (dict(problem="cvrp", labeller="lkh"), "TSP instances only"),
+    (dict(problem="cvrp", train_candidates=50), "built for TSP"),
+    (dict(curriculum=[Stage(6, 4, 2, 3)], window=10), "--window: applies to supervised"),
+    (dict(curriculum=[Stage(6, 4, 2, 3)], labeller="lkh", train_candidates=5),
+     "--labeller lkh, --train-candidates: applies to supervised"),
+])
+def test_candidate_window_and_labeller_settings_that_cannot_apply_are_refused(
+        tmp_path, settings, message):
+    from routecli.errors import OptionError
+
+    base = {"curriculum": Stage.parse_list("20:2:2:1:supervised"), **settings}
+    with pytest.raises(OptionError, match=message):
+        tiny_config(tmp_path, **base)
+
+
+def test_memory_estimate_counts_window_steps_and_candidate_rows(tmp_path):
+    from routecli.miloop.train import ACTIVATION_BYTES_PER_ROW, activation_bytes, step_bytes
+
+    stage = Stage.parse_list("1000:5:16:1:supervised")[0]
+    full = tiny_config(tmp_path, curriculum=[stage], precision="bf16")
+    assert activation_bytes(stage, 1000, full) == 16 * 1000 * 502 * ACTIVATION_BYTES_PER_ROW
+    large = tiny_config(tmp_path, curriculum=[stage], precision="bf16", train_candidates=200,
+                        window=100)
+    assert activation_bytes(stage, 1000, large) == 16 * 100 * 202 * ACTIVATION_BYTES_PER_ROW
+    assert step_bytes(stage, large) < step_bytes(stage, full)
