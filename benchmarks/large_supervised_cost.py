@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -118,7 +119,7 @@ def main() -> int:
     table = "\n".join(lines)
     print(table)
     if args.out:
-        command = " ".join(["python", "benchmarks/large_supervised_cost.py", *sys.argv[1:]])
+        command = shlex.join(["python", "benchmarks/large_supervised_cost.py", *sys.argv[1:]])
         args.out.write_text(
             "# Supervised training on large TSP instances: what a step costs\n\n"
             f"Commit {git_commit()}; `{command}`; K = {args.candidates} candidates, window "
