@@ -158,7 +158,7 @@ def train(
     labeller: Annotated[Labeller, typer.Option(
         metavar="NAME", help="Who labels the supervised stages' stores: pyvrp (PyVRP on "
         "--label-time-limit) or lkh (TSP: one LKH-3 run per instance through elkai, "
-        'pip install -e ".[lkh]"; seconds per label at 500-2,000 nodes). Each labeller has its '
+        'pip install -e ".[lkh]"; 2 s per label at 500 nodes, 7 s at 1,000). Each labeller has its '
         "own stores.")] = "pyvrp",
     train_candidates: Annotated[int, typer.Option(
         min=0, max=MAX_CANDIDATES, metavar="K",

@@ -13,7 +13,7 @@ Distributions (:func:`training_batch`):
 
 A :class:`LabelStore` is a growing set of labelled instances of one (problem, distribution,
 size) kept in the repository (``data/labels``): PyVRP solutions on a deterministic iteration
-budget, or LKH-3 tours (TSP, ``labeller="lkh"``: near-optimal in seconds at 500-2,000 nodes,
+budget, or LKH-3 tours (TSP, ``labeller="lkh"``: near-optimal in 2-7 s at 500-1,000 nodes,
 where PyVRP's labels take minutes), computed in chunks (in the background by
 ``benchmarks/build_labels.py``, or by a supervised stage that needs more), and reused by every
 later run on any machine. A :class:`LabelPool` is the in-memory form a training stage samples
