@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import math
 import subprocess
 import sys
@@ -37,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from routecli.atomic import atomic_write_text
 from routecli.baselines.lkh import lkh_tour
 from routecli.generate.portgen import e_series_seed, portgen_name
 from routecli.io import read_instance
@@ -124,12 +126,11 @@ def lkh_tours(folder: Path, max_size: int) -> None:
                  f"COMMENT : LKH-3 via elkai, 1 run, {seconds:.0f} s on one core",
                  "TYPE : TOUR", f"DIMENSION : {instance.size}", "TOUR_SECTION",
                  *[str(i + 1) for i in order], "-1", "EOF", ""]
-        partial = tour_path.with_suffix(".tour.partial")
-        partial.write_text("\n".join(lines))
-        partial.rename(tour_path)
+        atomic_write_text(tour_path, "\n".join(lines))
         print(f"{path.name}: LKH tour in {seconds:.0f} s", flush=True)
 
 
+@functools.cache
 def weights_tag(checkpoint: str | None, problem: str) -> str:
     """``miloop-<digest8>`` of ``checkpoint`` (default: the shipped weights for ``problem``)."""
     model = load_policy(checkpoint or shipped(f"miloop-{problem}.pt"))
