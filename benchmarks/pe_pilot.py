@@ -37,7 +37,7 @@ from routecli import generate
 from routecli.baselines.reference import reference_solutions
 from routecli.experiments.pe.protocol import Protocol
 from routecli.generate import batch_instances
-from routecli.improve.env import depot_slots, make_instances
+from routecli.improve.env import capacity_depot_slots, make_instances
 from routecli.improve.imitation import teacher_evaluate
 from routecli.improve.model import DACT, DACTConfig
 from routecli.improve.train import evaluate
@@ -77,7 +77,7 @@ def run(out: Path, cases: list[tuple[int, float]], steps: list[int], num: int) -
                for t in steps for r in [*TEACHERS, "untrained"]):
             continue
         batch, reference, routes = test_set(size, capacity, num)
-        depots = depot_slots("cvrp", batch)  # as compare-pe --capacity
+        depots = capacity_depot_slots("cvrp", batch, capacity)  # as compare-pe --capacity
         data = make_instances("cvrp", batch, depots)
         torch.manual_seed(0)
         untrained = DACT(DACTConfig(problem="cvrp", pe=PAPER_IPE_XPE))
